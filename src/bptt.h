@@ -1,0 +1,192 @@
+/* bptt.h: public interface of the bptt-msm library.
+ *
+ * Promises: exact arithmetic for the checkpointing cost model of DESIGN.md
+ * section 2, optimal plans for every strategy in the strategy table, and a
+ * symbolic validator that checks any plan without running a network.
+ * Every function returns a status code (enum bptt_status) or a value whose
+ * meaning is documented beside it; nothing here prints or exits.
+ *
+ * Units.  The planner counts memory in integer units.  In slot mode a
+ * hidden state is 1 unit and an internal state alpha units; in byte mode
+ * units are quanta q = gcd(hidden bytes, internal bytes) (DESIGN.md 3).
+ * Legend: t sequence length, h hidden-state units, s internal-state units,
+ * m budget in units.
+ */
+#ifndef BPTT_H
+#define BPTT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- status codes --------------------------------------------------- */
+
+enum bptt_status {
+    BPTT_OK = 0,
+    BPTT_EINVAL,      /* an argument is out of range */
+    BPTT_ENOMEM,      /* an allocation failed */
+    BPTT_EINFEASIBLE, /* the budget is below the smallest feasible one */
+    BPTT_EBADPLAN,    /* the validator rejected a plan */
+    BPTT_ETOOBIG      /* sizes whose tables or plans would not fit */
+};
+
+const char *bptt_strerror(int status);
+
+/* ---- plans: sequences of actions (DESIGN.md 4) ----------------------- */
+
+enum bptt_op {
+    BPTT_ADVANCE,          /* forward op of step i: reads h(i-1), makes h(i), s(i) */
+    BPTT_SAVE_HIDDEN,      /* store h(i) (running state, at position i) */
+    BPTT_SAVE_INTERNAL,    /* store s(i) (working internal state of step i) */
+    BPTT_RESTORE_HIDDEN,   /* running state := stored h(i) */
+    BPTT_RESTORE_INTERNAL, /* running state := h(i) inside stored s(i) */
+    BPTT_BACKWARD,         /* backward op of step i (needs s(i)) */
+    BPTT_FREE_HIDDEN,      /* release stored h(i) */
+    BPTT_FREE_INTERNAL,    /* release stored s(i) */
+    BPTT_N_OPS
+};
+
+const char *bptt_op_name(int op);
+int bptt_op_parse(const char *name); /* -1 if unknown */
+
+typedef struct {
+    uint32_t op;   /* enum bptt_op */
+    uint32_t step; /* the step i the action refers to, 0..t */
+} bptt_action;
+
+typedef struct {
+    size_t length;          /* t */
+    int64_t hidden_units;   /* h */
+    int64_t internal_units; /* s */
+    int64_t budget;         /* m: stored units may never exceed it */
+    size_t n_actions;
+    size_t capacity;
+    bptt_action *actions; /* (n_actions) */
+} bptt_plan;
+
+/* An empty plan; t >= 1, 1 <= h <= s, m >= 0. */
+int bptt_plan_alloc(bptt_plan **out, size_t t, int64_t h, int64_t s,
+                    int64_t m);
+void bptt_plan_free(bptt_plan *plan); /* accepts NULL */
+int bptt_plan_push(bptt_plan *plan, int op, size_t step);
+
+/* What the validator found. */
+enum bptt_violation {
+    BPTT_V_NONE = 0,
+    BPTT_V_BAD_OP,           /* unknown op or step out of range */
+    BPTT_V_NO_RUNNING_STATE, /* advance/save with no running state there */
+    BPTT_V_NO_WORKING,       /* save internal: s(i) is not the working one */
+    BPTT_V_ALREADY_STORED,   /* saving what is already stored */
+    BPTT_V_NOT_STORED,       /* restore or free of something not stored */
+    BPTT_V_OVER_BUDGET,      /* stored units exceed the budget */
+    BPTT_V_BACKWARD_ORDER,   /* backward not in the order t, t-1, ..., 1 */
+    BPTT_V_BACKWARD_NO_STATE,/* backward i without s(i) */
+    BPTT_V_INCOMPLETE,       /* plan ended before backward 1 */
+    BPTT_V_LEAK,             /* plan ended with states still stored */
+    BPTT_N_VIOLATIONS
+};
+
+const char *bptt_violation_str(int violation);
+
+typedef struct {
+    int64_t forward_ops;   /* every advance, the first sweep included */
+    int64_t recompute_ops; /* advances of steps computed before */
+    int64_t backward_ops;
+    int64_t peak_units;    /* most units stored at any moment, h(0) included */
+    size_t n_actions;
+    int violation;         /* enum bptt_violation */
+    size_t bad_action;     /* index of the first bad action (n_actions: at the end) */
+} bptt_plan_stats;
+
+/* Symbolic execution of a plan under the cost model of DESIGN.md 2.
+ * Returns BPTT_OK and fills *stats, or BPTT_EBADPLAN with stats->violation
+ * and stats->bad_action set (the counts then cover the actions before it). */
+int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *stats);
+
+/* ---- strategies and their cost tables -------------------------------- */
+
+typedef struct bptt_table bptt_table;
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    /* Fill the strategy's part of a table (allocated by bptt_table_alloc). */
+    int (*build)(bptt_table *table);
+    /* Cost (forward ops) of length t' <= t at budget m <= max budget;
+     * -1 when infeasible. */
+    int64_t (*cost)(const bptt_table *table, size_t t, int64_t m);
+    /* Append the plan for the table's length at budget m (feasible). */
+    int (*emit)(const bptt_table *table, int64_t m, bptt_plan *plan);
+    /* Smallest feasible budget for the table's length (may exceed the
+     * table's largest budget). */
+    int64_t (*min_budget)(const bptt_table *table);
+} bptt_strategy;
+
+/* NULL-terminated table of every strategy: full, chen, hsm, ism, msm,
+ * ism-paper, msm-paper. */
+extern const bptt_strategy *const bptt_strategies[];
+const bptt_strategy *bptt_strategy_find(const char *name);
+
+typedef struct {
+    size_t chen_segment; /* Chen's segment length k; 0 = ceil(sqrt(t)) */
+    int threads;         /* OpenMP threads for building; 0 = default */
+} bptt_table_options;
+
+/* Build the cost table of strategy for lengths 0..t and budgets 0..max_m.
+ * The table serves every budget up to max_m.  opts may be NULL. */
+int bptt_table_alloc(bptt_table **out, const bptt_strategy *strategy,
+                     size_t t, int64_t h, int64_t s, int64_t max_m,
+                     const bptt_table_options *opts);
+void bptt_table_free(bptt_table *table); /* accepts NULL */
+
+size_t bptt_table_length(const bptt_table *table);
+int64_t bptt_table_max_budget(const bptt_table *table);
+const bptt_strategy *bptt_table_strategy(const bptt_table *table);
+size_t bptt_table_bytes(const bptt_table *table); /* memory the table holds */
+
+/* Forward ops of the table's full length at budget m (0 <= m <= max),
+ * or -1 when m is infeasible. */
+int64_t bptt_table_cost(const bptt_table *table, int64_t m);
+
+/* Smallest feasible budget for the table's length; -1 if none <= max.
+ * Never larger than needed: bptt_table_cost(table, result) >= 0. */
+int64_t bptt_table_min_budget(const bptt_table *table);
+
+/* Smallest budget m' <= m with the same cost as m (the plan at m' has the
+ * fewest forward ops and, among those plans, the least memory); -1 if m is
+ * infeasible. */
+int64_t bptt_table_tight_budget(const bptt_table *table, int64_t m);
+
+/* The plan for budget m: BPTT_EINFEASIBLE if m is below the smallest
+ * feasible budget (*min_feasible then holds it, or -1 if none exists below
+ * the table's maximum).  The plan's budget field is m. */
+int bptt_table_plan(const bptt_table *table, int64_t m, bptt_plan **out,
+                    int64_t *min_feasible);
+
+/* ---- closed forms ---------------------------------------------------- */
+
+/* Griewank-Walther binomial checkpointing (equal to BPTT-HSM in slots):
+ * (r+1) t - binom(m+r, m+1), r least with binom(m+r, m) >= t; m >= 1.
+ * -1 if m < 1 or the result would overflow. */
+int64_t bptt_hsm_closed_cost(int64_t t, int64_t m);
+
+/* Chen's sqrt(t) method with segment length k (DESIGN.md 2). */
+size_t bptt_chen_default_segment(size_t t);
+int64_t bptt_chen_cost(size_t t, size_t k);
+int64_t bptt_chen_peak(size_t t, size_t k, int64_t h, int64_t s);
+
+/* Full BPTT: every internal state kept; h(0) released after step 1. */
+int64_t bptt_full_peak(size_t t, int64_t h, int64_t s);
+
+/* ---- bytes to units (DESIGN.md 3) ------------------------------------ */
+
+typedef struct {
+    int64_t quantum;        /* q = gcd(hidden_bytes, internal_bytes) */
+    int64_t hidden_units;   /* hidden_bytes / q */
+    int64_t internal_units; /* internal_bytes / q */
+} bptt_units;
+
+/* hidden_bytes >= 1 and internal_bytes >= hidden_bytes. */
+int bptt_units_from_bytes(bptt_units *u, int64_t hidden_bytes,
+                          int64_t internal_bytes);
+
+#endif /* BPTT_H */

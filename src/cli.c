@@ -1,0 +1,43 @@
+/* cli.c: `bptt` entry point: dispatches to subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: bptt COMMAND [OPTIONS]\n"
+          "\n"
+          "Memory-efficient backpropagation through time (Gruslys et al.,\n"
+          "NIPS 2016): optimal checkpointing plans for recurrent networks.\n"
+          "\n"
+          "commands:\n"
+          "  plan   plan one training iteration under a memory budget\n"
+          "\n"
+          "  bptt COMMAND --help   options of a command\n"
+          "  bptt --version        version and git revision\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+        strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        printf("bptt %s (git %s)\n", PACKAGE_VERSION, BPTT_GIT_REVISION);
+        return 0;
+    }
+    if (strcmp(cmd, "plan") == 0)
+        return cli_plan(argc - 1, argv + 1);
+    return cli_error(EXIT_USAGE, "", "unknown command '%s' (try: bptt plan, "
+                     "bptt --help)", cmd);
+}

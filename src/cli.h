@@ -1,0 +1,37 @@
+/* cli.h: the bptt command-line front end.  Only this part of the program
+ * prints or chooses exit codes; the library (bptt.h) returns status codes. */
+#ifndef BPTT_CLI_H
+#define BPTT_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes. */
+enum {
+    EXIT_USAGE = 2,      /* bad input: what is wrong and what would work */
+    EXIT_INFEASIBLE = 3  /* the budget is below the smallest feasible one */
+};
+
+enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+
+/* One line on stderr, "bptt CMD: message", then the exit code to return. */
+int cli_error(int code, const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Strict parsers: the whole string must be a number in [lo, hi].  On
+ * failure they print the error for option `opt` and return EXIT_USAGE. */
+int cli_parse_int(const char *cmd, const char *opt, const char *text,
+                  int64_t lo, int64_t hi, int64_t *out);
+int cli_parse_format(const char *cmd, const char *text,
+                     enum output_format *out);
+
+/* A memory budget: "N" or "Nslots" (slots), "P%" (of `full`, rounded
+ * down).  Values are units in [0, INT64_MAX / 4]. */
+int cli_parse_budget(const char *cmd, const char *text, int64_t full,
+                     int64_t *out);
+
+double cli_seconds(void); /* monotonic clock */
+
+int cli_plan(int argc, char **argv);
+
+#endif

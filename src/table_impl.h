@@ -1,0 +1,28 @@
+/* table_impl.h: the table object, shared by table.c only (and tests that
+ * want to look inside).  Not part of the public interface. */
+#ifndef BPTT_TABLE_IMPL_H
+#define BPTT_TABLE_IMPL_H
+
+#include "bptt.h"
+
+enum { KIND_H = 0, KIND_S = 1 };
+enum { RULE_HIDDEN = 1, RULE_INTERNAL = 2, RULE_PAPER = 4 };
+
+struct bptt_table {
+    const bptt_strategy *strategy;
+    size_t t;       /* longest length served */
+    int64_t h, s;   /* units of a hidden and an internal state */
+    int64_t max_m;  /* largest budget served */
+    int64_t width;  /* largest budget stored: beyond it nothing changes */
+    size_t chen_k;  /* Chen's segment (0: default per length) */
+    int threads;    /* OpenMP threads for building (0: default) */
+    size_t bytes;   /* memory held */
+    /* DP strategies: */
+    unsigned rules;    /* RULE_* */
+    int kinds;         /* 1 (H or P only) or 2 (H and S) */
+    int64_t *cost[2];  /* [kind] (width+1, t+1): forward ops, INF if none */
+    int32_t *choice[2];/* [kind] (width+1, t+1): split y (>0 internal,
+                          <0 hidden, 0 none; y = len: nothing stored) */
+};
+
+#endif

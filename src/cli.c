@@ -22,10 +22,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
+    if (argc < 2)
+        return cli_error(EXIT_USAGE, "", "no command given (usage: bptt plan "
+                         "--length T ...; see bptt --help)");
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
         strcmp(cmd, "help") == 0) {

@@ -679,11 +679,17 @@ int64_t bptt_table_tight_budget(const bptt_table *tb, int64_t m)
     const int64_t c = bptt_table_cost(tb, m);
     if (c < 0)
         return -1;
-    if (tb->kinds > 0 && m > tb->width)
-        m = tb->width;
-    while (m > 0 && bptt_table_cost(tb, m - 1) == c)
-        m--;
-    return m;
+    /* costs never rise with the budget: bisect for the first budget
+     * that costs c */
+    int64_t lo = 0, hi = m;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (bptt_table_cost(tb, mid) == c)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return hi;
 }
 
 int bptt_table_plan(const bptt_table *tb, int64_t m, bptt_plan **out,

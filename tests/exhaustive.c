@@ -2,7 +2,8 @@
  *
  * Promises: exhaustive_cost (exhaustive.h) is the exact optimum for
  * t <= EXHAUSTIVE_MAX_T; written from DESIGN.md 2 and the validator's
- * model, independently of src/table.c.  Not fast beyond t = 8.
+ * model, independently of src/table.c.  Memory grows as 4^t: about
+ * 2.4 MB at t = 7, 58 MB at t = 9, 280 MB at t = 10.
  *
  * A state of a schedule is
  *   b  the backward op due next (t down to 1; 0: all done, the goal),

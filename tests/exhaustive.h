@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 /* Longest sequence the search accepts (its state space grows as 4^t). */
-#define EXHAUSTIVE_MAX_T 8
+#define EXHAUSTIVE_MAX_T 10
 
 /* The fewest forward ops that take a sequence of t steps through all t
  * backward ops with at most m units stored at any moment (h(0) stored at

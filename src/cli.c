@@ -14,6 +14,7 @@ static void usage(FILE *f)
           "\n"
           "commands:\n"
           "  plan   plan one training iteration under a memory budget\n"
+          "  run    train a recurrent network under a plan and measure it\n"
           "\n"
           "  bptt COMMAND --help   options of a command\n"
           "  bptt --version        version and git revision\n",
@@ -37,6 +38,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "plan") == 0)
         return cli_plan(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0)
+        return cli_run(argc - 1, argv + 1);
     return cli_error(EXIT_USAGE, "", "unknown command '%s' (try: bptt plan, "
                      "bptt --help)", cmd);
 }

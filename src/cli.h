@@ -33,5 +33,6 @@ int cli_parse_budget(const char *cmd, const char *text, int64_t full,
 double cli_seconds(void); /* monotonic clock */
 
 int cli_plan(int argc, char **argv);
+int cli_run(int argc, char **argv);
 
 #endif

@@ -1,0 +1,262 @@
+/* meta.c: the metadata every output carries (see meta.h).
+ *
+ * Promises: bptt_meta_collect fills every field (a string it cannot learn
+ * is "unknown"); bptt_meta_json writes valid JSON members whatever the
+ * fields hold: quotes, backslashes and control characters are escaped, a
+ * byte that is not part of valid UTF-8 (e.g. a multi-byte character cut by
+ * a field's size) becomes U+FFFD, and a field that fills its array without
+ * a terminating NUL is read only up to the array's end.
+ *
+ * Does not promise: that the cflags are all the flags of the build (they
+ * are configure's CFLAGS and OpenMP flags, not the per-target ones).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "config.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "meta.h"
+
+#if defined(__clang__) && defined(__VERSION__)
+#define META_COMPILER __VERSION__ /* "Clang 14.0.6 ..." names itself */
+#elif defined(__GNUC__) && defined(__VERSION__)
+#define META_COMPILER "gcc " __VERSION__
+#elif defined(__VERSION__)
+#define META_COMPILER __VERSION__
+#else
+#define META_COMPILER "unknown"
+#endif
+
+#ifndef BPTT_CFLAGS
+#define BPTT_CFLAGS "unknown"
+#endif
+#ifndef BPTT_GIT_REVISION
+#define BPTT_GIT_REVISION "unknown"
+#endif
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+/* ---- collect --------------------------------------------------------- */
+
+/* Copies src into dst[cap], truncating; "unknown" for NULL or "". */
+static void set_field(char *dst, size_t cap, const char *src)
+{
+    if (!src || !*src)
+        src = "unknown";
+    const size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* The value of the first "model name" line of /proc/cpuinfo. */
+static void cpu_model(char *dst, size_t cap)
+{
+    set_field(dst, cap, NULL);
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t line_cap = 0;
+    const char key[] = "model name";
+    while (getline(&line, &line_cap, f) != -1) {
+        if (strncmp(line, key, sizeof key - 1) != 0)
+            continue;
+        const char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        const char *v = colon + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t n = strlen(v);
+        while (n > 0 && (v[n - 1] == '\n' || v[n - 1] == '\r' ||
+                         v[n - 1] == ' ' || v[n - 1] == '\t'))
+            n--;
+        if (n == 0)
+            continue;
+        if (n > cap - 1)
+            n = cap - 1;
+        memcpy(dst, v, n);
+        dst[n] = '\0';
+        break;
+    }
+    free(line);
+    fclose(f);
+}
+
+void bptt_meta_collect(bptt_meta *m)
+{
+    memset(m, 0, sizeof *m);
+    set_field(m->version, sizeof m->version, PACKAGE_VERSION);
+    set_field(m->git_revision, sizeof m->git_revision, BPTT_GIT_REVISION);
+    set_field(m->compiler, sizeof m->compiler, META_COMPILER);
+    set_field(m->cflags, sizeof m->cflags, BPTT_CFLAGS);
+    set_field(m->blas, sizeof m->blas, openblas_get_config());
+    m->blas_threads = openblas_get_num_threads();
+#ifdef _OPENMP
+    m->omp_threads = omp_get_max_threads();
+#else
+    m->omp_threads = 1;
+#endif
+    cpu_model(m->cpu_model, sizeof m->cpu_model);
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    m->cpu_cores = cores > 0 && cores <= INT_MAX ? (int)cores : 0;
+
+    set_field(m->date, sizeof m->date, NULL);
+    const time_t now = time(NULL);
+    struct tm tm;
+    if (now != (time_t)-1 && gmtime_r(&now, &tm))
+        strftime(m->date, sizeof m->date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- JSON ------------------------------------------------------------ */
+
+/* snprintf-like output: len counts every byte, buf holds what fits. */
+typedef struct {
+    char *buf;
+    size_t cap, len;
+} json_out;
+
+static void out_char(json_out *o, char c)
+{
+    if (o->len + 1 < o->cap)
+        o->buf[o->len] = c;
+    o->len++;
+}
+
+static void out_str(json_out *o, const char *s)
+{
+    while (*s)
+        out_char(o, *s++);
+}
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    const unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0)
+            lo = 0xA0; /* no overlong forms */
+        if (c == 0xED)
+            hi = 0x9F; /* no surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        if (c == 0xF4)
+            hi = 0x8F; /* nothing above U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+/* s (at most max bytes) as a JSON string, quotes included. */
+static void out_json_string(json_out *o, const char *s, size_t max)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s;
+    const size_t n = strnlen(s, max);
+    out_char(o, '"');
+    for (size_t i = 0; i < n;) {
+        const unsigned char c = p[i];
+        if (c == '"' || c == '\\') {
+            out_char(o, '\\');
+            out_char(o, (char)c);
+        } else if (c == '\n') {
+            out_str(o, "\\n");
+        } else if (c == '\t') {
+            out_str(o, "\\t");
+        } else if (c == '\r') {
+            out_str(o, "\\r");
+        } else if (c == '\b') {
+            out_str(o, "\\b");
+        } else if (c == '\f') {
+            out_str(o, "\\f");
+        } else if (c < 0x20) {
+            out_str(o, "\\u00");
+            out_char(o, hex[c >> 4]);
+            out_char(o, hex[c & 0xF]);
+        } else {
+            const size_t len = utf8_len(p + i, n - i);
+            if (len == 0) {
+                out_str(o, "\\ufffd");
+                i++;
+                continue;
+            }
+            for (size_t j = 0; j < len; j++)
+                out_char(o, (char)p[i + j]);
+            i += len;
+            continue;
+        }
+        i++;
+    }
+    out_char(o, '"');
+}
+
+static void out_member_string(json_out *o, const char *key, const char *s,
+                              size_t max)
+{
+    if (o->len > 0)
+        out_char(o, ',');
+    out_char(o, '"');
+    out_str(o, key);
+    out_str(o, "\":");
+    out_json_string(o, s, max);
+}
+
+static void out_member_int(json_out *o, const char *key, int v)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%d", v);
+    if (o->len > 0)
+        out_char(o, ',');
+    out_char(o, '"');
+    out_str(o, key);
+    out_str(o, "\":");
+    out_str(o, num);
+}
+
+#define MEMBER_STRING(o, m, field)                                          \
+    out_member_string(o, #field, (m)->field, sizeof (m)->field)
+
+int bptt_meta_json(const bptt_meta *m, char *buf, size_t cap)
+{
+    json_out o = {buf, buf ? cap : 0, 0};
+    MEMBER_STRING(&o, m, version);
+    MEMBER_STRING(&o, m, git_revision);
+    MEMBER_STRING(&o, m, compiler);
+    MEMBER_STRING(&o, m, cflags);
+    MEMBER_STRING(&o, m, blas);
+    out_member_int(&o, "blas_threads", m->blas_threads);
+    out_member_int(&o, "omp_threads", m->omp_threads);
+    MEMBER_STRING(&o, m, cpu_model);
+    out_member_int(&o, "cpu_cores", m->cpu_cores);
+    MEMBER_STRING(&o, m, date);
+    if (o.cap > 0)
+        o.buf[o.len < o.cap ? o.len : o.cap - 1] = '\0';
+    return o.len > INT_MAX ? -1 : (int)o.len;
+}

@@ -1,0 +1,28 @@
+/* meta.h: the metadata every output carries (DESIGN.md 6): version and git
+ * revision, compiler and flags, BLAS configuration and thread counts, CPU
+ * model, date (UTC). */
+#ifndef BPTT_META_H
+#define BPTT_META_H
+
+#include <stddef.h>
+
+typedef struct {
+    char version[32];
+    char git_revision[64];
+    char compiler[128];
+    char cflags[256];
+    char blas[256];   /* openblas_get_config() */
+    int blas_threads; /* openblas_get_num_threads() */
+    int omp_threads;  /* omp_get_max_threads() (1 without OpenMP) */
+    char cpu_model[128];
+    int cpu_cores;    /* online processors */
+    char date[32];    /* 2026-11-29T18:00:00Z */
+} bptt_meta;
+
+void bptt_meta_collect(bptt_meta *m);
+
+/* The fields as JSON members without braces ("version":"...",...), escaped;
+ * returns the length snprintf would write (output truncated at cap). */
+int bptt_meta_json(const bptt_meta *m, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,310 @@
+/* model.c: parameters, the cell stack, output layer and loss, optimizers
+ * (see model.h). */
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bptt.h"
+#include "model.h"
+
+static void add_tensor(bptt_model *m, const char *name, size_t rows,
+                       size_t cols)
+{
+    bptt_tensor *t = &m->tensor[m->n_tensors++];
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->offset = m->n_params;
+    t->rows = rows;
+    t->cols = cols;
+    m->n_params += rows * cols;
+}
+
+static size_t layer_input(const bptt_model *m, size_t l)
+{
+    return l == 0 ? m->X : m->H;
+}
+
+/* size products that cannot overflow: every factor is checked first */
+static int sizes_ok(size_t L, size_t B, size_t X, size_t H, size_t V)
+{
+    const size_t lim = (size_t)1 << 24; /* per dimension */
+    return L >= 1 && L <= BPTT_MAX_LAYERS && B >= 1 && X >= 1 && H >= 1 &&
+           V >= 1 && B < lim && X < lim && H < lim && V < lim &&
+           (X + H) * 4 * H < ((size_t)1 << 40) && B * 8 * H < ((size_t)1 << 40);
+}
+
+int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
+                     size_t B, size_t X, size_t H, size_t V,
+                     unsigned long seed, bptt_mem *mem)
+{
+    *out = NULL;
+    if (!cell || !sizes_ok(L, B, X, H, V))
+        return BPTT_EINVAL;
+    bptt_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return BPTT_ENOMEM;
+    m->cell = cell;
+    m->L = L;
+    m->B = B;
+    m->X = X;
+    m->H = H;
+    m->V = V;
+    m->mem = mem;
+    const size_t G = cell->gates;
+    char name[16];
+    for (size_t l = 0; l < L; l++) {
+        snprintf(name, sizeof name, "W%zu", l);
+        add_tensor(m, name, G * H, layer_input(m, l) + H);
+        snprintf(name, sizeof name, "b%zu", l);
+        add_tensor(m, name, G * H, 1);
+    }
+    add_tensor(m, "Wo", V, H);
+    add_tensor(m, "bo", V, 1);
+    m->hidden_len = L * cell->hidden_vecs * B * H;
+    m->internal_len = L * cell->internal_vecs * B * H;
+
+    const size_t XH = (X > H ? X : H) + H;
+    const size_t rb = sizeof(real);
+    m->params = bptt_mem_get(mem, BPTT_MEM_PARAMS, m->n_params * rb);
+    m->grads = bptt_mem_get(mem, BPTT_MEM_GRADS, m->n_params * rb);
+    m->scratch_xh = bptt_mem_get(mem, BPTT_MEM_WORKING, B * XH * rb);
+    m->scratch_dxh = bptt_mem_get(mem, BPTT_MEM_WORKING, B * XH * rb);
+    m->scratch_dgates = bptt_mem_get(mem, BPTT_MEM_WORKING, B * G * H * rb);
+    m->logits = bptt_mem_get(mem, BPTT_MEM_WORKING, B * V * rb);
+    m->state_tmp = bptt_mem_get(mem, BPTT_MEM_WORKING, m->hidden_len * rb);
+    m->dx = bptt_mem_get(mem, BPTT_MEM_WORKING, B * H * rb);
+    if (!m->params || !m->grads || !m->scratch_xh || !m->scratch_dxh ||
+        !m->scratch_dgates || !m->logits || !m->state_tmp || !m->dx) {
+        bptt_model_free(m);
+        return BPTT_ENOMEM;
+    }
+    for (size_t l = 0; l < L; l++)
+        m->ws[l] = (bptt_cell_ws){B, layer_input(m, l), H, m->scratch_xh,
+                                  m->scratch_dgates, m->scratch_dxh};
+
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) {
+        bptt_model_free(m);
+        return BPTT_ENOMEM;
+    }
+    gsl_rng_set(rng, seed);
+    const double r = 1.0 / sqrt((double)H);
+    for (size_t k = 0; k < m->n_params; k++)
+        m->params[k] = (real)((2 * gsl_rng_uniform(rng) - 1) * r);
+    gsl_rng_free(rng);
+    if (G == 4) /* forget-gate biases start at 1: gates are [i, f, o, g] */
+        for (size_t l = 0; l < L; l++) {
+            real *b = m->params + m->tensor[2 * l + 1].offset;
+            for (size_t j = 0; j < H; j++)
+                b[H + j] = 1;
+        }
+    *out = m;
+    return BPTT_OK;
+}
+
+void bptt_model_free(bptt_model *m)
+{
+    if (!m)
+        return;
+    bptt_mem *mem = m->mem;
+    bptt_mem_put(mem, m->params);
+    bptt_mem_put(mem, m->grads);
+    bptt_mem_put(mem, m->scratch_xh);
+    bptt_mem_put(mem, m->scratch_dxh);
+    bptt_mem_put(mem, m->scratch_dgates);
+    bptt_mem_put(mem, m->logits);
+    bptt_mem_put(mem, m->state_tmp);
+    bptt_mem_put(mem, m->dx);
+    free(m);
+}
+
+size_t bptt_model_hidden_bytes(const bptt_model *m)
+{
+    return m->hidden_len * sizeof(real);
+}
+
+size_t bptt_model_internal_bytes(const bptt_model *m)
+{
+    return m->internal_len * sizeof(real);
+}
+
+/* offsets of layer l inside hidden and internal states */
+static size_t hid_off(const bptt_model *m, size_t l)
+{
+    return l * m->cell->hidden_vecs * m->B * m->H;
+}
+static size_t int_off(const bptt_model *m, size_t l)
+{
+    return l * m->cell->internal_vecs * m->B * m->H;
+}
+
+void bptt_model_forward_step(bptt_model *m, const real *x,
+                             const real *state_in, real *s_out,
+                             real *state_out)
+{
+    for (size_t l = 0; l < m->L; l++) {
+        const real *in = l == 0 ? x : state_out + hid_off(m, l - 1);
+        m->cell->forward(&m->ws[l], m->params + m->tensor[2 * l].offset,
+                         m->params + m->tensor[2 * l + 1].offset, in,
+                         state_in + hid_off(m, l), s_out + int_off(m, l),
+                         state_out + hid_off(m, l));
+    }
+}
+
+void bptt_model_state_from_internal(bptt_model *m, const real *s,
+                                    real *state)
+{
+    for (size_t l = 0; l < m->L; l++)
+        m->cell->state_from_internal(&m->ws[l], s + int_off(m, l),
+                                     state + hid_off(m, l));
+}
+
+/* h of layer l at this step, from the internal state s */
+static const real *layer_h(bptt_model *m, const real *s, size_t l)
+{
+    const real *h = m->cell->h_in_internal(&m->ws[l], s + int_off(m, l));
+    if (h)
+        return h;
+    real *dst = m->state_tmp + hid_off(m, l);
+    m->cell->state_from_internal(&m->ws[l], s + int_off(m, l), dst);
+    return dst;
+}
+
+double bptt_model_backward_step(bptt_model *m, const real *x,
+                                const int32_t *y, const real *s, real *carry,
+                                real scale)
+{
+    const size_t B = m->B, H = m->H, V = m->V, L = m->L;
+    const real *Wo = m->params + m->tensor[2 * L].offset;
+    real *dWo = m->grads + m->tensor[2 * L].offset;
+    real *dbo = m->grads + m->tensor[2 * L + 1].offset;
+    const real *bo = m->params + m->tensor[2 * L + 1].offset;
+    const real *hL = layer_h(m, s, L - 1);
+
+    /* output layer: logits = hL Wo^T + bo; softmax cross-entropy */
+    for (size_t r = 0; r < B; r++)
+        memcpy(m->logits + r * V, bo, V * sizeof(real));
+    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)V, (int)H,
+              1, hL, (int)H, Wo, (int)H, 1, m->logits, (int)V);
+    double loss = 0;
+    for (size_t r = 0; r < B; r++) {
+        real *z = m->logits + r * V;
+        real mx = z[0];
+        for (size_t v = 1; v < V; v++)
+            mx = z[v] > mx ? z[v] : mx;
+        const size_t target = (size_t)y[r];
+        const double zt = (double)(z[target] - mx);
+        double sum = 0;
+        for (size_t v = 0; v < V; v++) {
+            z[v] = REAL_EXP(z[v] - mx);
+            sum += z[v];
+        }
+        const real inv = (real)(1.0 / sum);
+        loss += log(sum) - zt; /* -log softmax, without underflow */
+        for (size_t v = 0; v < V; v++)
+            z[v] = z[v] * inv * scale; /* dlogits = (p - onehot) * scale */
+        z[target] -= scale;
+    }
+    REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)V, (int)H, (int)B,
+              1, m->logits, (int)V, hL, (int)H, 1, dWo, (int)H);
+    for (size_t r = 0; r < B; r++)
+        for (size_t v = 0; v < V; v++)
+            dbo[v] += m->logits[r * V + v];
+    real *dhL = carry + hid_off(m, L - 1);
+    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)H,
+              (int)V, 1, m->logits, (int)V, Wo, (int)H, 1, dhL, (int)H);
+
+    /* the cell stack, top layer first */
+    for (size_t l = L; l-- > 0;) {
+        const real *in = l == 0 ? x : layer_h(m, s, l - 1);
+        real *dc = carry + hid_off(m, l);
+        m->cell->backward(&m->ws[l], m->params + m->tensor[2 * l].offset,
+                          m->grads + m->tensor[2 * l].offset,
+                          m->grads + m->tensor[2 * l + 1].offset, in,
+                          s + int_off(m, l), dc, dc, l == 0 ? NULL : m->dx);
+        if (l > 0) {
+            real *dh_below = carry + hid_off(m, l - 1);
+            for (size_t k = 0; k < B * H; k++)
+                dh_below[k] += m->dx[k];
+        }
+    }
+    return loss;
+}
+
+double bptt_model_grad_norm(const bptt_model *m)
+{
+    double s = 0;
+    for (size_t k = 0; k < m->n_params; k++)
+        s += (double)m->grads[k] * (double)m->grads[k];
+    return sqrt(s);
+}
+
+/* ---- optimizers ----------------------------------------------------------- */
+
+struct bptt_optimizer {
+    int adam;
+    double lr, beta1, beta2, eps;
+    long step;
+    real *m1, *m2; /* Adam moments (n_params) */
+};
+
+int bptt_optimizer_alloc(bptt_optimizer **out, const char *name, double lr,
+                         const bptt_model *m, bptt_mem *mem)
+{
+    *out = NULL;
+    const int adam = strcmp(name, "adam") == 0;
+    if ((!adam && strcmp(name, "sgd") != 0) || !(lr > 0))
+        return BPTT_EINVAL;
+    bptt_optimizer *o = calloc(1, sizeof *o);
+    if (!o)
+        return BPTT_ENOMEM;
+    o->adam = adam;
+    o->lr = lr;
+    o->beta1 = 0.9;
+    o->beta2 = 0.999;
+    o->eps = 1e-8;
+    if (adam) {
+        o->m1 = bptt_mem_get(mem, BPTT_MEM_OPTIMIZER, m->n_params * sizeof(real));
+        o->m2 = bptt_mem_get(mem, BPTT_MEM_OPTIMIZER, m->n_params * sizeof(real));
+        if (!o->m1 || !o->m2) {
+            bptt_optimizer_free(o, mem);
+            return BPTT_ENOMEM;
+        }
+    }
+    *out = o;
+    return BPTT_OK;
+}
+
+void bptt_optimizer_free(bptt_optimizer *o, bptt_mem *mem)
+{
+    if (!o)
+        return;
+    bptt_mem_put(mem, o->m1);
+    bptt_mem_put(mem, o->m2);
+    free(o);
+}
+
+void bptt_optimizer_step(bptt_optimizer *o, bptt_model *m)
+{
+    real *p = m->params;
+    const real *g = m->grads;
+    const size_t n = m->n_params;
+    if (!o->adam) {
+        const real lr = (real)o->lr;
+        for (size_t k = 0; k < n; k++)
+            p[k] -= lr * g[k];
+        return;
+    }
+    o->step++;
+    const real b1 = (real)o->beta1, b2 = (real)o->beta2;
+    const real c1 = (real)(1 - pow(o->beta1, (double)o->step));
+    const real c2 = (real)(1 - pow(o->beta2, (double)o->step));
+    const real lr = (real)o->lr, eps = (real)o->eps;
+    for (size_t k = 0; k < n; k++) {
+        o->m1[k] = b1 * o->m1[k] + (1 - b1) * g[k];
+        o->m2[k] = b2 * o->m2[k] + (1 - b2) * g[k] * g[k];
+        const real mh = o->m1[k] / c1, vh = o->m2[k] / c2;
+        p[k] -= lr * mh / ((real)sqrt((double)vh) + eps);
+    }
+}

@@ -367,11 +367,11 @@ static void print_result(const run_args *a, const run_result *r)
         for (size_t i = 0; i < n; i++)
             printf(f[i].quoted ? "\"%s\":\"%s\"," : "\"%s\":%s,", f[i].key,
                    f[i].val);
-        char buf[2048];
+        char buf[BPTT_META_JSON_MAX];
         bptt_meta_json(&meta, buf, sizeof buf);
         printf("%s}\n", buf);
     } else if (a->format == FORMAT_CSV) {
-        char buf[2048];
+        char buf[BPTT_META_JSON_MAX];
         bptt_meta_json(&meta, buf, sizeof buf);
         printf("# %s\n", buf); /* the metadata header */
         for (size_t i = 0; i < n; i++)
@@ -409,7 +409,7 @@ static int dump_tensor(const char *dir, const char *prefix, const char *name,
     fprintf(index, "%s%s.npy %s%s (", prefix, name, prefix, name);
     for (int d = 0; d < ndim; d++)
         fprintf(index, "%s%zu", d ? ", " : "", shape[d]);
-    fprintf(index, ") %s\n",
+    fprintf(index, "%s) %s\n", ndim == 1 ? "," : "",
             dtype == BPTT_NPY_I4 ? "int32" : dtype == BPTT_NPY_F8 ? "float64"
                                                                   : "float32");
     return 0;

@@ -14,10 +14,13 @@
  *
  * Legend: T steps, B sequences per batch, X input width, V classes.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <gsl/gsl_rng.h>
 
@@ -116,15 +119,17 @@ static int read_file(bptt_mem *mem, const char *path, unsigned char **bytes,
     if (!f)
         return BPTT_TASK_FILE;
 
-    /* Size hint from the end position; pipes and the like start small. */
-    size_t cap = 4096;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        const long end = ftell(f);
-        if (end > 0 && (unsigned long)end <= SIZE_MAX)
-            cap = (size_t)end;
+    /* A regular file is read into one block of its size; pipes and the
+     * like into blocks that double. */
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return BPTT_TASK_FILE;
     }
-    if (fseek(f, 0, SEEK_SET) != 0)
-        clearerr(f); /* not seekable: we are still at the start */
+    size_t cap = 4096;
+    if (S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (uintmax_t)st.st_size <= SIZE_MAX)
+        cap = (size_t)st.st_size;
 
     unsigned char *buf = bptt_mem_get(mem, BPTT_MEM_DATA, cap);
     if (!buf) {

@@ -1,5 +1,10 @@
 /* mem.c: the tracked allocator (see mem.h).  Each block carries a 64-byte
- * header with its size and category, so put() needs only the pointer. */
+ * header with its size and category, so put() needs only the pointer.
+ * Freed blocks are kept for reuse by size (a few size classes), because a
+ * plan saves and frees checkpoints of the same few sizes over and over:
+ * returning each to the C library would map and unmap large blocks and
+ * fault their pages in again every time.  The cache never holds more than
+ * the peak of what was in use; bptt_mem_free releases it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,19 +13,50 @@
 
 #define ALIGN 64
 
+#define CLASSES 16
+
+typedef struct header {
+    size_t bytes;
+    int category;
+    struct header *next; /* in a free list */
+} header;
+
 struct bptt_mem {
     bptt_mem_stats st;
     size_t fail_at; /* 0: never; else fail when allocations reaches it */
+    size_t class_bytes[CLASSES];
+    header *free_list[CLASSES];
 };
 
-typedef struct {
-    size_t bytes;
-    int category;
-} header;
+_Static_assert(sizeof(header) <= ALIGN, "the header must fit before the block");
 
 bptt_mem *bptt_mem_alloc(void) { return calloc(1, sizeof(bptt_mem)); }
 
-void bptt_mem_free(bptt_mem *mem) { free(mem); }
+void bptt_mem_free(bptt_mem *mem)
+{
+    if (!mem)
+        return;
+    for (int c = 0; c < CLASSES; c++)
+        for (header *h = mem->free_list[c], *next; h; h = next) {
+            next = h->next;
+            free(h);
+        }
+    free(mem);
+}
+
+/* the size class of bytes, creating it if there is room; -1 if none */
+static int size_class(bptt_mem *mem, size_t bytes)
+{
+    for (int c = 0; c < CLASSES; c++)
+        if (mem->class_bytes[c] == bytes)
+            return c;
+    for (int c = 0; c < CLASSES; c++)
+        if (mem->class_bytes[c] == 0 && !mem->free_list[c]) {
+            mem->class_bytes[c] = bytes;
+            return c;
+        }
+    return -1;
+}
 
 void *bptt_mem_get(bptt_mem *mem, int category, size_t bytes)
 {
@@ -31,10 +67,17 @@ void *bptt_mem_get(bptt_mem *mem, int category, size_t bytes)
         return NULL;
     if (bytes > SIZE_MAX - 2 * ALIGN)
         return NULL;
-    const size_t total = (bytes + ALIGN + ALIGN - 1) / ALIGN * ALIGN;
-    unsigned char *raw = aligned_alloc(ALIGN, total);
-    if (!raw)
-        return NULL;
+    unsigned char *raw = NULL;
+    const int c = bytes ? size_class(mem, bytes) : -1;
+    if (c >= 0 && mem->free_list[c]) {
+        raw = (unsigned char *)mem->free_list[c];
+        mem->free_list[c] = mem->free_list[c]->next;
+    } else {
+        const size_t total = (bytes + ALIGN + ALIGN - 1) / ALIGN * ALIGN;
+        raw = aligned_alloc(ALIGN, total);
+        if (!raw)
+            return NULL;
+    }
     memset(raw + ALIGN, 0, bytes);
     header *hd = (header *)raw;
     hd->bytes = bytes;
@@ -53,11 +96,16 @@ void bptt_mem_put(bptt_mem *mem, void *block)
 {
     if (!block)
         return;
-    unsigned char *raw = (unsigned char *)block - ALIGN;
-    const header *hd = (const header *)raw;
+    header *hd = (header *)((unsigned char *)block - ALIGN);
     mem->st.current[hd->category] -= hd->bytes;
     mem->st.total_current -= hd->bytes;
-    free(raw);
+    const int c = hd->bytes ? size_class(mem, hd->bytes) : -1;
+    if (c < 0) {
+        free(hd);
+        return;
+    }
+    hd->next = mem->free_list[c];
+    mem->free_list[c] = hd;
 }
 
 const bptt_mem_stats *bptt_mem_stats_get(const bptt_mem *mem)

@@ -22,7 +22,10 @@ typedef struct {
 void bptt_meta_collect(bptt_meta *m);
 
 /* The fields as JSON members without braces ("version":"...",...), escaped;
- * returns the length snprintf would write (output truncated at cap). */
+ * returns the length snprintf would write (output truncated at cap).  A
+ * buffer of BPTT_META_JSON_MAX bytes always suffices (every field byte
+ * escaped as \u00XX); real metadata takes a few hundred. */
+#define BPTT_META_JSON_MAX 6144
 int bptt_meta_json(const bptt_meta *m, char *buf, size_t cap);
 
 #endif

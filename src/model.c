@@ -232,6 +232,20 @@ double bptt_model_backward_step(bptt_model *m, const real *x,
     return loss;
 }
 
+void bptt_model_flops(const bptt_model *m, bptt_flops *f)
+{
+    const double B = (double)m->B, H = (double)m->H, V = (double)m->V;
+    const double GH = (double)m->cell->gates * H;
+    f->cell_forward = f->cell_backward = 0;
+    for (size_t l = 0; l < m->L; l++) {
+        const double XH = (double)m->ws[l].X + H;
+        f->cell_forward += 2 * B * GH * XH;             /* gates */
+        f->cell_backward += 2 * GH * XH * B;            /* dW */
+        f->cell_backward += 2 * B * (l ? XH : H) * GH;  /* dx, dh_prev */
+    }
+    f->output = 3 * 2 * B * V * H; /* logits, dWo, dh */
+}
+
 double bptt_model_grad_norm(const bptt_model *m)
 {
     double s = 0;

@@ -78,6 +78,15 @@ double bptt_model_backward_step(bptt_model *m, const real *x,
                                 const int32_t *y, const real *s, real *carry,
                                 real scale);
 
+/* GEMM floating-point operations of one step (2 per multiply-add):
+ * the cell stack's forward op, its backward op, and the output layer's
+ * forward and backward (run once per step).  Elementwise work is not
+ * counted, as usual. */
+typedef struct {
+    double cell_forward, cell_backward, output;
+} bptt_flops;
+void bptt_model_flops(const bptt_model *m, bptt_flops *f);
+
 /* sqrt of the sum of squared gradients (in double). */
 double bptt_model_grad_norm(const bptt_model *m);
 

@@ -1,5 +1,5 @@
-/* npy.h: NumPy .npy writer (format version 1.0, little-endian, C order),
- * and the index file of a gradient dump.  Files are written to a temporary
+/* npy.h: NumPy .npy writer (format version 1.0, little-endian, C order).
+ * Files are written to a temporary
  * name and renamed into place: a reader never sees half a file. */
 #ifndef BPTT_NPY_H
 #define BPTT_NPY_H

@@ -1,0 +1,798 @@
+/* test_train.c: Check suite of the executor on a real model (float32).
+ *
+ * Promises: for every strategy in bptt_strategies[] and every feasible
+ * budget, on RNN and LSTM stacks of 1 and 2 layers (copy task, and one
+ * adding case), running a plan
+ *   - does exactly the plan's forward ops (the table's cost, the
+ *     validator's count), t backward ops and t output ops;
+ *   - holds, at its tracked checkpoint peak, exactly the bytes the
+ *     validator predicts, never more than the byte budget, and releases
+ *     every byte it took;
+ *   - gives gradients and loss bit-identical to full BPTT's, and, after 3
+ *     SGD or Adam steps, bit-identical parameters;
+ * the executor rejects plans of the wrong length or units (BPTT_EINVAL)
+ * and broken plans (BPTT_EBADPLAN) without leaking, and an allocation
+ * failure at any of its allocations gives BPTT_ENOMEM with every byte
+ * released; a hidden state rebuilt from an internal state equals the one
+ * the forward op produced, bit for bit.
+ *
+ * Threads: every test runs with 2 OpenMP and 2 OpenBLAS threads, set in a
+ * checked fixture (so in Check's child process).  Bit-identity across
+ * strategies is promised for a fixed thread count (DESIGN.md 5).  main only
+ * builds the suite and runs it: no BLAS or OpenMP before Check forks.
+ *
+ * Legend: L layers, B batch, X input width, H hidden width, V classes,
+ * T steps; h, s hidden and internal state units, q bytes per unit, m budget
+ * in units.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "bptt.h"
+#include "data.h"
+#include "exec.h"
+#include "mem.h"
+#include "model.h"
+
+void openblas_set_num_threads(int);
+
+#define THREADS 2
+#define TRAIN_STEPS 3
+#define EXTRA_BUDGET 3 /* budgets run up to full BPTT's peak + this */
+
+/* ---- configurations ------------------------------------------------------ */
+
+typedef struct {
+    const char *cell;
+    size_t L;
+    const char *task;
+    size_t T, B, X, H;
+    unsigned long seed;
+} config;
+
+static const config configs[] = {
+    {"rnn", 1, "copy", 20, 2, 4, 4, 11},
+    {"rnn", 2, "copy", 11, 3, 5, 3, 12},
+    {"lstm", 1, "copy", 16, 2, 4, 5, 13},
+    {"lstm", 2, "copy", 10, 2, 3, 4, 14},
+    {"lstm", 1, "adding", 9, 3, 2, 4, 15},
+};
+#define N_CONFIGS ((int)(sizeof configs / sizeof configs[0]))
+
+static void fixed_threads(void)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(THREADS);
+#endif
+    openblas_set_num_threads(THREADS);
+}
+
+static int n_strategies(void)
+{
+    int n = 0;
+    while (bptt_strategies[n])
+        n++;
+    return n;
+}
+
+/* ---- a model, its task and its batch -------------------------------------- */
+
+typedef struct {
+    const config *c;
+    char name[64]; /* for messages: "lstm L2 copy T10" */
+    bptt_mem *mem;
+    bptt_task *task;
+    bptt_model *model;
+    bptt_batch batch; /* batch 0 */
+    bptt_units u;
+    size_t hb, sb; /* hidden and internal state bytes */
+    int64_t full_peak; /* full BPTT's peak, units */
+} rig;
+
+static void rig_open(rig *r, const config *c)
+{
+    memset(r, 0, sizeof *r);
+    r->c = c;
+    snprintf(r->name, sizeof r->name, "%s L%zu %s T%zu", c->cell, c->L,
+             c->task, c->T);
+    r->mem = bptt_mem_alloc();
+    ck_assert_ptr_nonnull(r->mem);
+    int rc = bptt_task_alloc(&r->task, c->task, c->T, c->B, c->X, c->seed,
+                             r->mem);
+    ck_assert_msg(rc == BPTT_TASK_OK, "%s: task: %s", r->name,
+                  bptt_task_strerror(rc));
+    const size_t X = bptt_task_input_width(r->task);
+    const size_t V = bptt_task_classes(r->task);
+    ck_assert_uint_eq(X, c->X);
+    const bptt_cell_type *cell = bptt_cell_find(c->cell);
+    ck_assert_ptr_nonnull(cell);
+    rc = bptt_model_alloc(&r->model, cell, c->L, c->B, X, c->H, V, c->seed,
+                          r->mem);
+    ck_assert_msg(rc == BPTT_OK, "%s: model: %s", r->name, bptt_strerror(rc));
+    rc = bptt_task_batch(r->task, 0, &r->batch);
+    ck_assert_int_eq(rc, BPTT_TASK_OK);
+    r->hb = bptt_model_hidden_bytes(r->model);
+    r->sb = bptt_model_internal_bytes(r->model);
+    rc = bptt_units_from_bytes(&r->u, (int64_t)r->hb, (int64_t)r->sb);
+    ck_assert_int_eq(rc, BPTT_OK);
+    r->full_peak = bptt_full_peak(c->T, r->u.hidden_units,
+                                  r->u.internal_units);
+}
+
+static void rig_close(rig *r)
+{
+    bptt_model_free(r->model);
+    bptt_task_free(r->task);
+    const bptt_mem_stats *st = bptt_mem_stats_get(r->mem);
+    ck_assert_msg(st->total_current == 0, "%s: %zu bytes still held",
+                  r->name, st->total_current);
+    bptt_mem_free(r->mem);
+}
+
+/* The table of strategy st for the rig's length and units, budgets up to
+ * full BPTT's peak + EXTRA_BUDGET. */
+static bptt_table *rig_table(const rig *r, const bptt_strategy *st)
+{
+    bptt_table *tb = NULL;
+    const int rc = bptt_table_alloc(&tb, st, r->c->T, r->u.hidden_units,
+                                    r->u.internal_units,
+                                    r->full_peak + EXTRA_BUDGET, NULL);
+    ck_assert_msg(rc == BPTT_OK, "%s: table %s: %s", r->name, st->name,
+                  bptt_strerror(rc));
+    return tb;
+}
+
+static int64_t table_min(const rig *r, const bptt_table *tb)
+{
+    const int64_t mmin = bptt_table_min_budget(tb);
+    ck_assert_msg(mmin >= 0 && mmin <= r->full_peak + EXTRA_BUDGET,
+                  "%s: %s: no feasible budget up to %lld (min %lld)",
+                  r->name, bptt_table_strategy(tb)->name,
+                  (long long)(r->full_peak + EXTRA_BUDGET), (long long)mmin);
+    return mmin;
+}
+
+static bptt_plan *table_plan(const rig *r, const bptt_table *tb, int64_t m)
+{
+    bptt_plan *plan = NULL;
+    int64_t minf = -1;
+    const int rc = bptt_table_plan(tb, m, &plan, &minf);
+    ck_assert_msg(rc == BPTT_OK, "%s: %s at m=%lld: %s (min %lld)", r->name,
+                  bptt_table_strategy(tb)->name, (long long)m,
+                  bptt_strerror(rc), (long long)minf);
+    return plan;
+}
+
+/* The plan of the named strategy at budget m. */
+static bptt_plan *rig_plan(const rig *r, const char *strategy, int64_t m)
+{
+    const bptt_strategy *st = bptt_strategy_find(strategy);
+    ck_assert_ptr_nonnull(st);
+    bptt_table *tb = rig_table(r, st);
+    bptt_plan *plan = table_plan(r, tb, m);
+    bptt_table_free(tb);
+    return plan;
+}
+
+static void run_ok(rig *r, const bptt_plan *plan, bptt_exec_stats *ex,
+                   const char *what, int64_t m)
+{
+    const int rc = bptt_exec_run(plan, r->model, &r->batch, r->mem, ex);
+    ck_assert_msg(rc == BPTT_OK, "%s: %s at m=%lld: exec: %s", r->name, what,
+                  (long long)m, bptt_strerror(rc));
+}
+
+static real *copy_of(const real *p, size_t n)
+{
+    real *q = malloc(n * sizeof(real));
+    ck_assert_ptr_nonnull(q);
+    memcpy(q, p, n * sizeof(real));
+    return q;
+}
+
+/* Index of the first differing real, or n if the arrays are identical. */
+static size_t first_diff(const real *a, const real *b, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (memcmp(a + k, b + k, sizeof(real)) != 0)
+            return k;
+    return n;
+}
+
+/* The model's gradients and loss under full BPTT on batch 0. */
+static real *full_grads(rig *r, double *loss)
+{
+    bptt_plan *plan = rig_plan(r, "full", r->full_peak);
+    bptt_exec_stats ex;
+    run_ok(r, plan, &ex, "full", r->full_peak);
+    bptt_plan_free(plan);
+    *loss = ex.loss;
+    return copy_of(r->model->grads, r->model->n_params);
+}
+
+static void mem_snapshot(const rig *r, bptt_mem_stats *out)
+{
+    *out = *bptt_mem_stats_get(r->mem);
+}
+
+/* Every category's current bytes as in before. */
+static void assert_mem_as_before(const rig *r, const bptt_mem_stats *before,
+                                 const char *what)
+{
+    const bptt_mem_stats *now = bptt_mem_stats_get(r->mem);
+    for (int c = 0; c < BPTT_MEM_N; c++)
+        ck_assert_msg(now->current[c] == before->current[c],
+                      "%s: %s: %s bytes %zu, before the run %zu", r->name,
+                      what, bptt_mem_cat_name(c), now->current[c],
+                      before->current[c]);
+    ck_assert_msg(now->total_current == before->total_current,
+                  "%s: %s: total bytes %zu, before the run %zu", r->name,
+                  what, now->total_current, before->total_current);
+}
+
+/* ---- (1) counts ------------------------------------------------------------ */
+
+START_TEST(test_counts)
+{
+    rig r;
+    rig_open(&r, &configs[_i]);
+    const int64_t T = (int64_t)r.c->T;
+    for (int k = 0; bptt_strategies[k]; k++) {
+        const bptt_strategy *st = bptt_strategies[k];
+        bptt_table *tb = rig_table(&r, st);
+        for (int64_t m = table_min(&r, tb); m <= r.full_peak + EXTRA_BUDGET;
+             m++) {
+            const int64_t cost = bptt_table_cost(tb, m);
+            ck_assert_msg(cost >= T, "%s: %s m=%lld: cost %lld", r.name,
+                          st->name, (long long)m, (long long)cost);
+            bptt_plan *plan = table_plan(&r, tb, m);
+            bptt_plan_stats vs;
+            ck_assert_int_eq(bptt_plan_validate(plan, &vs), BPTT_OK);
+            int64_t restores = 0;
+            for (size_t a = 0; a < plan->n_actions; a++)
+                restores += plan->actions[a].op == BPTT_RESTORE_HIDDEN ||
+                            plan->actions[a].op == BPTT_RESTORE_INTERNAL;
+            bptt_exec_stats ex;
+            run_ok(&r, plan, &ex, st->name, m);
+            ck_assert_msg(ex.forward_ops == cost && ex.forward_ops ==
+                                                        vs.forward_ops,
+                          "%s: %s m=%lld: executed %lld forward ops, table "
+                          "cost %lld, validator %lld",
+                          r.name, st->name, (long long)m,
+                          (long long)ex.forward_ops, (long long)cost,
+                          (long long)vs.forward_ops);
+            ck_assert_msg(ex.backward_ops == T && ex.output_ops == T,
+                          "%s: %s m=%lld: %lld backward and %lld output ops "
+                          "for T=%lld",
+                          r.name, st->name, (long long)m,
+                          (long long)ex.backward_ops,
+                          (long long)ex.output_ops, (long long)T);
+            ck_assert_msg(ex.recompute_ops == ex.forward_ops - T &&
+                              ex.recompute_ops == vs.recompute_ops,
+                          "%s: %s m=%lld: recompute %lld, forward %lld, "
+                          "validator's recompute %lld",
+                          r.name, st->name, (long long)m,
+                          (long long)ex.recompute_ops,
+                          (long long)ex.forward_ops,
+                          (long long)vs.recompute_ops);
+            ck_assert_msg(ex.restores == restores,
+                          "%s: %s m=%lld: %lld restores, plan has %lld",
+                          r.name, st->name, (long long)m,
+                          (long long)ex.restores, (long long)restores);
+            bptt_plan_free(plan);
+        }
+        bptt_table_free(tb);
+    }
+    rig_close(&r);
+}
+END_TEST
+
+/* ---- (2) checkpoint bytes ------------------------------------------------ */
+
+START_TEST(test_checkpoint_peak)
+{
+    rig r;
+    rig_open(&r, &configs[_i]);
+    const int64_t q = r.u.quantum;
+    /* the reference for every percentage, from the sizes alone */
+    ck_assert_int_eq(r.full_peak * q, (int64_t)((r.c->T - 1) * r.sb));
+    for (int k = 0; bptt_strategies[k]; k++) {
+        const bptt_strategy *st = bptt_strategies[k];
+        bptt_table *tb = rig_table(&r, st);
+        for (int64_t m = table_min(&r, tb); m <= r.full_peak + EXTRA_BUDGET;
+             m++) {
+            /* a byte budget that is not a multiple of the quantum */
+            const int64_t budget_bytes = m * q + q / 2;
+            const int64_t units = budget_bytes / q;
+            ck_assert_int_eq(units, m);
+            bptt_plan *plan = table_plan(&r, tb, units);
+            bptt_plan_stats vs;
+            ck_assert_int_eq(bptt_plan_validate(plan, &vs), BPTT_OK);
+            bptt_mem_stats before;
+            bptt_mem_reset_peaks(r.mem);
+            mem_snapshot(&r, &before);
+            ck_assert_uint_eq(before.current[BPTT_MEM_CHECKPOINT], 0);
+            bptt_exec_stats ex;
+            run_ok(&r, plan, &ex, st->name, m);
+            const bptt_mem_stats *ms = bptt_mem_stats_get(r.mem);
+            const int64_t peak = (int64_t)ms->peak[BPTT_MEM_CHECKPOINT];
+            ck_assert_msg(peak == vs.peak_units * q,
+                          "%s: %s m=%lld: checkpoint peak %lld bytes, plan "
+                          "predicts %lld units x %lld = %lld",
+                          r.name, st->name, (long long)m, (long long)peak,
+                          (long long)vs.peak_units, (long long)q,
+                          (long long)(vs.peak_units * q));
+            ck_assert_msg(peak <= budget_bytes,
+                          "%s: %s m=%lld: checkpoint peak %lld bytes over "
+                          "the budget of %lld",
+                          r.name, st->name, (long long)m, (long long)peak,
+                          (long long)budget_bytes);
+            ck_assert_msg(peak >= (int64_t)r.hb, "%s: %s: peak %lld below "
+                          "one hidden state (h(0) is stored)",
+                          r.name, st->name, (long long)peak);
+            assert_mem_as_before(&r, &before, st->name);
+            bptt_plan_free(plan);
+        }
+        bptt_table_free(tb);
+    }
+    rig_close(&r);
+}
+END_TEST
+
+/* ---- (3) gradients ---------------------------------------------------------- */
+
+START_TEST(test_gradients_identical)
+{
+    rig r;
+    rig_open(&r, &configs[_i]);
+    const size_t n = r.model->n_params;
+    double ref_loss;
+    real *ref = full_grads(&r, &ref_loss);
+    ck_assert_msg(isfinite(ref_loss) && ref_loss > 0, "%s: loss %g", r.name,
+                  ref_loss);
+    ck_assert_msg(bptt_model_grad_norm(r.model) > 0, "%s: zero gradient",
+                  r.name);
+    int runs = 0;
+    for (int k = 0; bptt_strategies[k]; k++) {
+        const bptt_strategy *st = bptt_strategies[k];
+        bptt_table *tb = rig_table(&r, st);
+        for (int64_t m = table_min(&r, tb); m <= r.full_peak + EXTRA_BUDGET;
+             m++) {
+            bptt_plan *plan = table_plan(&r, tb, m);
+            /* dirty gradients: the executor must zero them */
+            for (size_t j = 0; j < n; j++)
+                r.model->grads[j] = (real)(j + 1);
+            bptt_exec_stats ex;
+            run_ok(&r, plan, &ex, st->name, m);
+            const size_t d = first_diff(r.model->grads, ref, n);
+            ck_assert_msg(d == n,
+                          "%s: %s m=%lld (%lld forward ops): gradient %zu "
+                          "is %.9g, full BPTT's %.9g",
+                          r.name, st->name, (long long)m,
+                          (long long)ex.forward_ops, d,
+                          d < n ? (double)r.model->grads[d] : 0.0,
+                          d < n ? (double)ref[d] : 0.0);
+            ck_assert_msg(isfinite(ex.loss) &&
+                              memcmp(&ex.loss, &ref_loss, sizeof(double)) ==
+                                  0,
+                          "%s: %s m=%lld: loss %.17g, full BPTT's %.17g",
+                          r.name, st->name, (long long)m, ex.loss, ref_loss);
+            bptt_plan_free(plan);
+            runs++;
+        }
+        bptt_table_free(tb);
+    }
+    ck_assert_int_ge(runs, n_strategies());
+    free(ref);
+    rig_close(&r);
+}
+END_TEST
+
+/* ---- (4) training ---------------------------------------------------------- */
+
+/* Parameters after TRAIN_STEPS steps of optimizer opt (batches 0, 1, 2)
+ * from the config's seed, with the plan of strategy at budget m (-1: the
+ * strategy's smallest; -2: halfway to full BPTT's peak; -3: full's peak +
+ * EXTRA_BUDGET).  losses receives each step's loss. */
+static real *train(const config *c, const char *strategy, int64_t which,
+                   const char *opt, double lr, double *losses,
+                   real **initial)
+{
+    rig r;
+    rig_open(&r, c);
+    const bptt_strategy *st = bptt_strategy_find(strategy);
+    ck_assert_ptr_nonnull(st);
+    bptt_table *tb = rig_table(&r, st);
+    const int64_t mmin = table_min(&r, tb);
+    const int64_t top = r.full_peak + EXTRA_BUDGET;
+    int64_t m = which == -1 ? mmin : which == -2 ? (mmin + top) / 2 : top;
+    bptt_plan *plan = table_plan(&r, tb, m);
+    bptt_table_free(tb);
+    bptt_optimizer *o = NULL;
+    ck_assert_int_eq(bptt_optimizer_alloc(&o, opt, lr, r.model, r.mem),
+                     BPTT_OK);
+    if (initial)
+        *initial = copy_of(r.model->params, r.model->n_params);
+    for (size_t it = 0; it < TRAIN_STEPS; it++) {
+        ck_assert_int_eq(bptt_task_batch(r.task, it, &r.batch),
+                         BPTT_TASK_OK);
+        bptt_exec_stats ex;
+        run_ok(&r, plan, &ex, strategy, m);
+        losses[it] = ex.loss;
+        bptt_optimizer_step(o, r.model);
+    }
+    real *p = copy_of(r.model->params, r.model->n_params);
+    bptt_optimizer_free(o, r.mem);
+    bptt_plan_free(plan);
+    rig_close(&r);
+    return p;
+}
+
+static void check_training(int ci, const char *opt, double lr)
+{
+    const config *c = &configs[ci];
+    double ref_loss[TRAIN_STEPS], loss[TRAIN_STEPS];
+    real *init = NULL;
+    real *ref = train(c, "full", -3, opt, lr, ref_loss, &init);
+    /* the size of the parameter arena, from a model of the same config */
+    rig r;
+    rig_open(&r, c);
+    const size_t n = r.model->n_params;
+    rig_close(&r);
+    ck_assert_msg(first_diff(ref, init, n) < n,
+                  "%s: %s left the parameters unchanged", c->cell, opt);
+    for (int k = 0; bptt_strategies[k]; k++) {
+        for (int64_t which = -1; which >= -3; which--) {
+            real *p = train(c, bptt_strategies[k]->name, which, opt, lr,
+                            loss, NULL);
+            const size_t d = first_diff(p, ref, n);
+            ck_assert_msg(d == n,
+                          "%s L%zu %s, %s: %s (budget choice %lld): "
+                          "parameter %zu after %d steps is %.9g, full "
+                          "BPTT's %.9g",
+                          c->cell, c->L, c->task, opt,
+                          bptt_strategies[k]->name, (long long)which, d,
+                          TRAIN_STEPS, d < n ? (double)p[d] : 0.0,
+                          d < n ? (double)ref[d] : 0.0);
+            for (int it = 0; it < TRAIN_STEPS; it++)
+                ck_assert_msg(memcmp(&loss[it], &ref_loss[it],
+                                     sizeof(double)) == 0,
+                              "%s: %s: step %d loss %.17g, full's %.17g",
+                              c->cell, bptt_strategies[k]->name, it,
+                              loss[it], ref_loss[it]);
+            free(p);
+        }
+    }
+    free(init);
+    free(ref);
+}
+
+START_TEST(test_train_sgd) { check_training(_i, "sgd", 0.5); }
+END_TEST
+
+START_TEST(test_train_adam) { check_training(_i, "adam", 0.01); }
+END_TEST
+
+/* ---- rejected plans -------------------------------------------------------- */
+
+START_TEST(test_wrong_length)
+{
+    rig r;
+    rig_open(&r, &configs[_i]);
+    const size_t T = r.c->T;
+    const int64_t h = r.u.hidden_units, s = r.u.internal_units;
+    bptt_mem_stats before;
+    mem_snapshot(&r, &before);
+    for (int d = -1; d <= 1; d += 2) {
+        const size_t t = T + (size_t)d;
+        bptt_table *tb = NULL;
+        ck_assert_int_eq(bptt_table_alloc(&tb, bptt_strategy_find("msm"), t,
+                                          h, s, bptt_full_peak(t, h, s),
+                                          NULL),
+                         BPTT_OK);
+        bptt_plan *plan = NULL;
+        ck_assert_int_eq(
+            bptt_table_plan(tb, bptt_full_peak(t, h, s), &plan, NULL),
+            BPTT_OK);
+        bptt_table_free(tb);
+        bptt_exec_stats ex;
+        const int rc = bptt_exec_run(plan, r.model, &r.batch, r.mem, &ex);
+        ck_assert_msg(rc == BPTT_EINVAL,
+                      "%s: a plan of length %zu on a batch of %zu: %s",
+                      r.name, t, T, bptt_strerror(rc));
+        assert_mem_as_before(&r, &before, "wrong length");
+        bptt_plan_free(plan);
+    }
+    rig_close(&r);
+}
+END_TEST
+
+/* A full-BPTT plan for the rig's length in the given units. */
+static bptt_plan *full_in_units(const rig *r, int64_t h, int64_t s)
+{
+    const size_t T = r->c->T;
+    bptt_table *tb = NULL;
+    ck_assert_int_eq(bptt_table_alloc(&tb, bptt_strategy_find("full"), T, h,
+                                      s, bptt_full_peak(T, h, s), NULL),
+                     BPTT_OK);
+    bptt_plan *plan = NULL;
+    ck_assert_int_eq(bptt_table_plan(tb, bptt_full_peak(T, h, s), &plan,
+                                     NULL),
+                     BPTT_OK);
+    bptt_table_free(tb);
+    return plan;
+}
+
+START_TEST(test_wrong_units)
+{
+    rig r;
+    rig_open(&r, &configs[_i]);
+    const int64_t h = r.u.hidden_units, s = r.u.internal_units;
+    bptt_mem_stats before;
+    mem_snapshot(&r, &before);
+    const int64_t bad[][2] = {{h, s + 1}, {h + 1, s}, {1, 1}, {h, 2 * s}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        bptt_plan *plan = full_in_units(&r, bad[k][0], bad[k][1]);
+        bptt_exec_stats ex;
+        const int rc = bptt_exec_run(plan, r.model, &r.batch, r.mem, &ex);
+        ck_assert_msg(rc == BPTT_EINVAL,
+                      "%s: units h=%lld s=%lld for a model of %lld:%lld: %s",
+                      r.name, (long long)bad[k][0], (long long)bad[k][1],
+                      (long long)h, (long long)s, bptt_strerror(rc));
+        assert_mem_as_before(&r, &before, "wrong units");
+        bptt_plan_free(plan);
+    }
+    /* the same ratio in other units is the same plan (exec.h) */
+    bptt_plan *plan = full_in_units(&r, 3 * h, 3 * s);
+    bptt_exec_stats ex;
+    run_ok(&r, plan, &ex, "full in units x3", plan->budget);
+    bptt_plan_free(plan);
+    rig_close(&r);
+}
+END_TEST
+
+START_TEST(test_broken_plans)
+{
+    rig r;
+    rig_open(&r, &configs[_i]);
+    const size_t T = r.c->T;
+    const int64_t h = r.u.hidden_units, s = r.u.internal_units;
+    double ref_loss;
+    real *ref = full_grads(&r, &ref_loss);
+    bptt_mem_stats before;
+    mem_snapshot(&r, &before);
+
+    /* 0: a backward without its state: one sweep, nothing saved */
+    /* 1: over its own budget: full BPTT with one unit less */
+    /* 2: ends with s(1) still stored */
+    /* 3: backward out of order */
+    for (int kind = 0; kind < 4; kind++) {
+        bptt_plan *plan = NULL;
+        if (kind == 0) {
+            ck_assert_int_eq(bptt_plan_alloc(&plan, T, h, s, 100 * s),
+                             BPTT_OK);
+            for (size_t i = 1; i <= T; i++) {
+                ck_assert_int_eq(bptt_plan_push(plan, BPTT_ADVANCE, i),
+                                 BPTT_OK);
+                if (i == 1)
+                    ck_assert_int_eq(
+                        bptt_plan_push(plan, BPTT_FREE_HIDDEN, 0), BPTT_OK);
+            }
+            for (size_t i = T; i >= 1; i--)
+                ck_assert_int_eq(bptt_plan_push(plan, BPTT_BACKWARD, i),
+                                 BPTT_OK);
+        } else {
+            plan = full_in_units(&r, h, s);
+            if (kind == 1) {
+                plan->budget = bptt_full_peak(T, h, s) - 1;
+            } else if (kind == 2) {
+                ck_assert_uint_eq(plan->actions[plan->n_actions - 1].op,
+                                  BPTT_FREE_INTERNAL);
+                plan->n_actions--;
+            } else {
+                /* swap "backward T" with the following "backward T-1" */
+                size_t a = 0;
+                while (plan->actions[a].op != BPTT_BACKWARD)
+                    a++;
+                ck_assert_uint_eq(plan->actions[a + 1].op, BPTT_BACKWARD);
+                plan->actions[a].step = T - 1;
+                plan->actions[a + 1].step = T;
+            }
+        }
+        bptt_plan_stats vs;
+        ck_assert_int_eq(bptt_plan_validate(plan, &vs), BPTT_EBADPLAN);
+        bptt_exec_stats ex;
+        const int rc = bptt_exec_run(plan, r.model, &r.batch, r.mem, &ex);
+        ck_assert_msg(rc == BPTT_EBADPLAN, "%s: broken plan %d (%s): %s",
+                      r.name, kind, bptt_violation_str(vs.violation),
+                      bptt_strerror(rc));
+        assert_mem_as_before(&r, &before, "broken plan");
+        bptt_plan_free(plan);
+    }
+    /* and the model still trains as before */
+    double loss;
+    real *again = full_grads(&r, &loss);
+    ck_assert_uint_eq(first_diff(again, ref, r.model->n_params),
+                      r.model->n_params);
+    free(again);
+    free(ref);
+    rig_close(&r);
+}
+END_TEST
+
+/* ---- allocation failure ---------------------------------------------------- */
+
+START_TEST(test_enomem)
+{
+    rig r;
+    rig_open(&r, &configs[_i]);
+    const size_t n = r.model->n_params;
+    static const char *const names[] = {"full", "chen", "hsm", "ism", "msm"};
+    /* each strategy at its smallest budget and halfway to full BPTT's */
+    for (size_t k = 0; k < 2 * (sizeof names / sizeof names[0]); k++) {
+        const bptt_strategy *st = bptt_strategy_find(names[k / 2]);
+        ck_assert_ptr_nonnull(st);
+        bptt_table *tb = rig_table(&r, st);
+        const int64_t mmin = table_min(&r, tb);
+        bptt_plan *plan = table_plan(
+            &r, tb, k % 2 ? mmin : (mmin + r.full_peak + EXTRA_BUDGET) / 2);
+        bptt_table_free(tb);
+
+        bptt_exec_stats ex;
+        const size_t a0 = bptt_mem_stats_get(r.mem)->allocations;
+        run_ok(&r, plan, &ex, st->name, plan->budget);
+        const size_t n_alloc = bptt_mem_stats_get(r.mem)->allocations - a0;
+        /* at least h(0), one block per save and a working set */
+        size_t saves = 0;
+        for (size_t a = 0; a < plan->n_actions; a++)
+            saves += plan->actions[a].op == BPTT_SAVE_HIDDEN ||
+                     plan->actions[a].op == BPTT_SAVE_INTERNAL;
+        ck_assert_msg(n_alloc > saves + 1,
+                      "%s: %s: %zu allocations for %zu saves", r.name,
+                      st->name, n_alloc, saves);
+        real *ref = copy_of(r.model->grads, n);
+
+        bptt_mem_stats before;
+        mem_snapshot(&r, &before);
+        for (size_t f = 1; f <= n_alloc; f++) {
+            bptt_mem_fail_at(r.mem, f);
+            const int rc = bptt_exec_run(plan, r.model, &r.batch, r.mem, &ex);
+            bptt_mem_fail_at(r.mem, 0);
+            ck_assert_msg(rc == BPTT_ENOMEM,
+                          "%s: %s: allocation %zu of %zu failed: %s", r.name,
+                          st->name, f, n_alloc, bptt_strerror(rc));
+            char what[64];
+            snprintf(what, sizeof what, "%s, allocation %zu of %zu failed",
+                     st->name, f, n_alloc);
+            assert_mem_as_before(&r, &before, what);
+        }
+        /* one past the last: the run does not reach it */
+        bptt_mem_fail_at(r.mem, n_alloc + 1);
+        const int rc = bptt_exec_run(plan, r.model, &r.batch, r.mem, &ex);
+        bptt_mem_fail_at(r.mem, 0);
+        ck_assert_msg(rc == BPTT_OK, "%s: %s: failure at allocation %zu "
+                      "(after the run's %zu): %s",
+                      r.name, st->name, n_alloc + 1, n_alloc,
+                      bptt_strerror(rc));
+        ck_assert_uint_eq(first_diff(r.model->grads, ref, n), n);
+        assert_mem_as_before(&r, &before, "after the failures");
+        free(ref);
+        bptt_plan_free(plan);
+    }
+    rig_close(&r);
+}
+END_TEST
+
+/* ---- restoring from an internal state ------------------------------------- */
+
+START_TEST(test_state_from_internal)
+{
+    /* loop index: cell (rnn, lstm) x layers (1, 2) */
+    const config c = {_i / 2 ? "lstm" : "rnn", 1 + (size_t)(_i % 2), "copy",
+                      8, 3, 4, 5, 21};
+    rig r;
+    rig_open(&r, &c);
+    bptt_model *m = r.model;
+    real *state = calloc(m->hidden_len, sizeof(real));
+    real *next = calloc(m->hidden_len, sizeof(real));
+    real *rebuilt = calloc(m->hidden_len, sizeof(real));
+    real *s = calloc(m->internal_len, sizeof(real));
+    ck_assert(state && next && rebuilt && s);
+    for (size_t i = 0; i < c.T; i++) {
+        bptt_model_forward_step(m, r.batch.x + i * c.B * c.X, state, s, next);
+        for (size_t k = 0; k < m->hidden_len; k++)
+            rebuilt[k] = (real)-7; /* every entry must be written */
+        bptt_model_state_from_internal(m, s, rebuilt);
+        const size_t d = first_diff(rebuilt, next, m->hidden_len);
+        ck_assert_msg(d == m->hidden_len,
+                      "%s L%zu step %zu: rebuilt state[%zu] = %.9g, forward "
+                      "op's %.9g",
+                      c.cell, c.L, i + 1, d,
+                      d < m->hidden_len ? (double)rebuilt[d] : 0.0,
+                      d < m->hidden_len ? (double)next[d] : 0.0);
+        memcpy(state, next, m->hidden_len * sizeof(real));
+    }
+    /* not vacuous: the state moved away from zero */
+    real zero = 0;
+    size_t nonzero = 0;
+    for (size_t k = 0; k < m->hidden_len; k++)
+        nonzero += memcmp(&state[k], &zero, sizeof zero) != 0;
+    ck_assert_uint_eq(nonzero, m->hidden_len);
+    free(state);
+    free(next);
+    free(rebuilt);
+    free(s);
+    rig_close(&r);
+}
+END_TEST
+
+/* ---- the suite ---------------------------------------------------------------- */
+
+static Suite *train_suite(void)
+{
+    Suite *su = suite_create("train");
+    TCase *tc;
+
+    tc = tcase_create("counts");
+    tcase_add_checked_fixture(tc, fixed_threads, NULL);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_counts, 0, N_CONFIGS);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("checkpoint_bytes");
+    tcase_add_checked_fixture(tc, fixed_threads, NULL);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_checkpoint_peak, 0, N_CONFIGS);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("gradients");
+    tcase_add_checked_fixture(tc, fixed_threads, NULL);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_gradients_identical, 0, N_CONFIGS);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("training");
+    tcase_add_checked_fixture(tc, fixed_threads, NULL);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_train_sgd, 0, N_CONFIGS);
+    tcase_add_loop_test(tc, test_train_adam, 0, N_CONFIGS);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("rejected_plans");
+    tcase_add_checked_fixture(tc, fixed_threads, NULL);
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, test_wrong_length, 0, N_CONFIGS);
+    tcase_add_loop_test(tc, test_wrong_units, 0, N_CONFIGS);
+    tcase_add_loop_test(tc, test_broken_plans, 0, N_CONFIGS);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("allocation_failure");
+    tcase_add_checked_fixture(tc, fixed_threads, NULL);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_enomem, 0, N_CONFIGS);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("restore");
+    tcase_add_checked_fixture(tc, fixed_threads, NULL);
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, test_state_from_internal, 0, 4);
+    suite_add_tcase(su, tc);
+
+    return su;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(train_suite());
+    srunner_run_all(sr, CK_ENV);
+    const int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -2,6 +2,13 @@
 #include <string.h>
 
 #include "cell.h"
+#include "fastmath.h"
+
+/* Elementwise loops run over rows in parallel (each element is computed
+ * alone, so results do not depend on the thread count) and vectorize
+ * within a row.  No BLAS call is made inside a parallel region. */
+#define PAR_ROWS _Pragma("omp parallel for schedule(static) if (B * H >= 8192)")
+#define SIMD _Pragma("omp simd")
 
 /* xh := [x, h] (B, X+H) */
 static void concat(const bptt_cell_ws *ws, const real *x, const real *h)
@@ -33,10 +40,12 @@ static void weights_backward(const bptt_cell_ws *ws, size_t G, const real *W,
     REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH, (int)XH,
               (int)B, 1, ws->dgates, (int)GH, ws->xh, (int)XH, 1, dW,
               (int)XH);
-    for (size_t r = 0; r < B; r++) {
-        const real *row = ws->dgates + r * GH;
-        for (size_t j = 0; j < GH; j++)
-            db[j] += row[j];
+    SIMD
+    for (size_t j = 0; j < GH; j++) {
+        real sum = 0;
+        for (size_t r = 0; r < B; r++)
+            sum += ws->dgates[r * GH + j];
+        db[j] += sum;
     }
     if (dx) {
         REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)XH,
@@ -64,8 +73,14 @@ static void rnn_forward(const bptt_cell_ws *ws, const real *W, const real *b,
     memcpy(s_out, state_in, n * sizeof(real));
     concat(ws, x, state_in);
     gates_gemm(ws, 1, W, b, h);
-    for (size_t k = 0; k < n; k++)
-        h[k] = REAL_TANH(h[k]);
+    const size_t B = ws->B, H = ws->H;
+    PAR_ROWS
+    for (size_t r = 0; r < B; r++) {
+        real *hr = h + r * H;
+        SIMD
+        for (size_t j = 0; j < H; j++)
+            hr[j] = fm_tanh(hr[j]);
+    }
     memcpy(state_out, h, n * sizeof(real));
 }
 
@@ -75,8 +90,10 @@ static void rnn_backward(const bptt_cell_ws *ws, const real *W, real *dW,
 {
     const size_t n = ws->B * ws->H;
     const real *h_prev = s, *h = s + n;
+    real *dg = ws->dgates;
+    SIMD
     for (size_t k = 0; k < n; k++)
-        ws->dgates[k] = dstate[k] * (1 - h[k] * h[k]);
+        dg[k] = dstate[k] * (1 - h[k] * h[k]);
     concat(ws, x, h_prev);
     weights_backward(ws, 1, W, dW, db, dstate_prev, dx);
 }
@@ -101,8 +118,7 @@ const bptt_cell_type bptt_cell_rnn = {
  * act = [i, f, o, g] per row: i, f, o = sigmoid, g = tanh;
  * c = f c_prev + i g; h = o tanh(c). */
 
-static inline real sigmoid(real a) { return 1 / (1 + REAL_EXP(-a)); }
-static inline real lstm_h(real o, real c) { return o * REAL_TANH(c); }
+static inline real lstm_h(real o, real c) { return o * fm_tanh(c); }
 
 static void lstm_forward(const bptt_cell_ws *ws, const real *W, const real *b,
                          const real *x, const real *state_in, real *s_out,
@@ -115,18 +131,21 @@ static void lstm_forward(const bptt_cell_ws *ws, const real *W, const real *b,
     memcpy(s_out, state_in, 2 * n * sizeof(real)); /* h_prev, c_prev */
     concat(ws, x, h_prev);
     gates_gemm(ws, 4, W, b, act);
+    PAR_ROWS
     for (size_t r = 0; r < B; r++) {
         real *a = act + r * 4 * H;
+        const real *cp = c_prev + r * H;
+        real *cr = c + r * H, *hr = h_new + r * H;
+        SIMD
         for (size_t j = 0; j < H; j++) {
-            const real i = sigmoid(a[j]), f = sigmoid(a[H + j]),
-                       o = sigmoid(a[2 * H + j]), g = REAL_TANH(a[3 * H + j]);
+            const real i = fm_sigmoid(a[j]), f = fm_sigmoid(a[H + j]),
+                       o = fm_sigmoid(a[2 * H + j]), g = fm_tanh(a[3 * H + j]);
             a[j] = i;
             a[H + j] = f;
             a[2 * H + j] = o;
             a[3 * H + j] = g;
-            const size_t k = r * H + j;
-            c[k] = f * c_prev[k] + i * g;
-            h_new[k] = lstm_h(o, c[k]);
+            cr[j] = f * cp[j] + i * g;
+            hr[j] = lstm_h(o, cr[j]);
         }
     }
     memcpy(c_new, c, n * sizeof(real));
@@ -140,20 +159,24 @@ static void lstm_backward(const bptt_cell_ws *ws, const real *W, real *dW,
     const real *h_prev = s, *c_prev = s + n, *act = s + 2 * n, *c = s + 6 * n;
     const real *dh = dstate, *dc_in = dstate + n;
     real *dc_prev = dstate_prev + n;
+    PAR_ROWS
     for (size_t r = 0; r < B; r++) {
         const real *a = act + r * 4 * H;
         real *d = ws->dgates + r * 4 * H;
+        const real *cr = c + r * H, *cp = c_prev + r * H;
+        const real *dhr = dh + r * H, *dcr = dc_in + r * H;
+        real *dcp = dc_prev + r * H;
+        SIMD
         for (size_t j = 0; j < H; j++) {
-            const size_t k = r * H + j;
             const real i = a[j], f = a[H + j], o = a[2 * H + j],
                        g = a[3 * H + j];
-            const real tc = REAL_TANH(c[k]);
-            const real dc = dc_in[k] + dh[k] * o * (1 - tc * tc);
-            d[j] = dc * g * i * (1 - i);                /* input gate */
-            d[H + j] = dc * c_prev[k] * f * (1 - f);    /* forget gate */
-            d[2 * H + j] = dh[k] * tc * o * (1 - o);    /* output gate */
-            d[3 * H + j] = dc * i * (1 - g * g);        /* candidate */
-            dc_prev[k] = dc * f;
+            const real tc = fm_tanh(cr[j]);
+            const real dc = dcr[j] + dhr[j] * o * (1 - tc * tc);
+            d[j] = dc * g * i * (1 - i);             /* input gate */
+            d[H + j] = dc * cp[j] * f * (1 - f);     /* forget gate */
+            d[2 * H + j] = dhr[j] * tc * o * (1 - o); /* output gate */
+            d[3 * H + j] = dc * i * (1 - g * g);     /* candidate */
+            dcp[j] = dc * f;
         }
     }
     concat(ws, x, h_prev);
@@ -165,9 +188,14 @@ static void lstm_state_from_internal(const bptt_cell_ws *ws, const real *s,
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
     const real *act = s + 2 * n, *c = s + 6 * n;
-    for (size_t r = 0; r < B; r++)
+    PAR_ROWS
+    for (size_t r = 0; r < B; r++) {
+        const real *o = act + r * 4 * H + 2 * H, *cr = c + r * H;
+        real *hr = state + r * H;
+        SIMD
         for (size_t j = 0; j < H; j++)
-            state[r * H + j] = lstm_h(act[r * 4 * H + 2 * H + j], c[r * H + j]);
+            hr[j] = lstm_h(o[j], cr[j]);
+    }
     memcpy(state + n, c, n * sizeof(real));
 }
 

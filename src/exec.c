@@ -81,14 +81,14 @@ int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
             w.computed[i] = 1;
             break;
         case BPTT_SAVE_HIDDEN:
-            w.hslot[i] = bptt_mem_get(mem, BPTT_MEM_CHECKPOINT, hb);
+            w.hslot[i] = bptt_mem_get_uninit(mem, BPTT_MEM_CHECKPOINT, hb);
             if (!w.hslot[i])
                 rc = BPTT_ENOMEM;
             else
                 memcpy(w.hslot[i], w.state[cur], hb);
             break;
         case BPTT_SAVE_INTERNAL:
-            w.sslot[i] = bptt_mem_get(mem, BPTT_MEM_CHECKPOINT, sb);
+            w.sslot[i] = bptt_mem_get_uninit(mem, BPTT_MEM_CHECKPOINT, sb);
             if (!w.sslot[i])
                 rc = BPTT_ENOMEM;
             else

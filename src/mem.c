@@ -58,7 +58,7 @@ static int size_class(bptt_mem *mem, size_t bytes)
     return -1;
 }
 
-void *bptt_mem_get(bptt_mem *mem, int category, size_t bytes)
+static void *get(bptt_mem *mem, int category, size_t bytes, int zero)
 {
     if (category < 0 || category >= BPTT_MEM_N)
         return NULL;
@@ -78,7 +78,8 @@ void *bptt_mem_get(bptt_mem *mem, int category, size_t bytes)
         if (!raw)
             return NULL;
     }
-    memset(raw + ALIGN, 0, bytes);
+    if (zero)
+        memset(raw + ALIGN, 0, bytes);
     header *hd = (header *)raw;
     hd->bytes = bytes;
     hd->category = category;
@@ -90,6 +91,16 @@ void *bptt_mem_get(bptt_mem *mem, int category, size_t bytes)
     if (st->total_current > st->total_peak)
         st->total_peak = st->total_current;
     return raw + ALIGN;
+}
+
+void *bptt_mem_get(bptt_mem *mem, int category, size_t bytes)
+{
+    return get(mem, category, bytes, 1);
+}
+
+void *bptt_mem_get_uninit(bptt_mem *mem, int category, size_t bytes)
+{
+    return get(mem, category, bytes, 0);
 }
 
 void bptt_mem_put(bptt_mem *mem, void *block)

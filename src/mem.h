@@ -33,6 +33,8 @@ void bptt_mem_free(bptt_mem *mem);  /* accepts NULL; blocks must be put back */
 
 /* bytes zeroed, 64-byte aligned; NULL on failure (or the injected one). */
 void *bptt_mem_get(bptt_mem *mem, int category, size_t bytes);
+/* The same, not zeroed: for blocks the caller fills at once (checkpoints). */
+void *bptt_mem_get_uninit(bptt_mem *mem, int category, size_t bytes);
 void bptt_mem_put(bptt_mem *mem, void *block); /* accepts NULL */
 
 const bptt_mem_stats *bptt_mem_stats_get(const bptt_mem *mem);

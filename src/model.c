@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bptt.h"
+#include "fastmath.h"
 #include "model.h"
 
 static void add_tensor(bptt_model *m, const char *name, size_t rows,
@@ -195,11 +196,11 @@ double bptt_model_backward_step(bptt_model *m, const real *x,
             mx = z[v] > mx ? z[v] : mx;
         const size_t target = (size_t)y[r];
         const double zt = (double)(z[target] - mx);
+        for (size_t v = 0; v < V; v++)
+            z[v] = fm_exp(z[v] - mx);
         double sum = 0;
-        for (size_t v = 0; v < V; v++) {
-            z[v] = REAL_EXP(z[v] - mx);
+        for (size_t v = 0; v < V; v++)
             sum += z[v];
-        }
         const real inv = (real)(1.0 / sum);
         loss += log(sum) - zt; /* -log softmax, without underflow */
         for (size_t v = 0; v < V; v++)

@@ -530,6 +530,26 @@ int cli_run(int argc, char **argv)
     const size_t T = (size_t)a.length, B = (size_t)a.batch;
     const size_t H = (size_t)a.hidden, L = (size_t)a.layers;
 
+    /* The data must fit before it is drawn (the input width is known here
+     * but for text, whose vocabulary is at least 1). */
+    {
+        const double xw = a.input ? (double)a.input
+                          : strcmp(a.task, "adding") == 0 ? 2
+                          : strcmp(a.task, "copy") == 0   ? 16
+                                                           : 1;
+        const double data = (double)sizeof(real) * (double)T * (double)B *
+                            (xw + 1);
+        if (data > (double)phys_bytes()) {
+            bptt_mem_free(mem);
+            return cli_error(EXIT_USAGE, CMD,
+                             "the data alone (length x batch x input) needs "
+                             "%.3g GiB, more than this machine's %.3g GiB; use "
+                             "a smaller --length or --batch",
+                             data / 1073741824.0,
+                             (double)phys_bytes() / 1073741824.0);
+        }
+    }
+
     /* data first: it fixes the input width and the classes */
     bptt_task *task = NULL;
     int terr = bptt_task_alloc(&task, a.task, T, B, (size_t)a.input,

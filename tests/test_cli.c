@@ -126,6 +126,40 @@ static const bad_case bad_cases[] = {
     {{"plan", "--strategy", "full", "--length", "1000", "--alpha", "4",
       "--memory", "50%", NULL},
      3, "smallest feasible budget is 3996 slots"},
+    /* bptt run */
+    {{"run", NULL}, 2, "--length is required"},
+    {{"run", "--length", "20", "--cell", "gru", NULL}, 2, "unknown cell"},
+    {{"run", "--length", "20", "--hidden", "0", NULL}, 2, "--hidden"},
+    {{"run", "--length", "20", "--batch", "-1", NULL}, 2, "--batch"},
+    {{"run", "--length", "20", "--layers", "17", NULL}, 2, "--layers"},
+    {{"run", "--length", "-20", NULL}, 2, "--length"},
+    {{"run", "--length", "20", "--iters", "0", NULL}, 2, "--iters"},
+    {{"run", "--length", "20", "--task", "bogus", NULL}, 2, "unknown task"},
+    {{"run", "--length", "20", "--task", "text:/nonexistent/file", NULL}, 2,
+     "text file"},
+    {{"run", "--length", "20", "--task", "adding", "--input", "3", NULL}, 2,
+     "do not suit the task"},
+    {{"run", "--length", "20", "--memory", "12", NULL}, 2, "is not a budget"},
+    {{"run", "--length", "20", "--memory", "lots", NULL}, 2,
+     "is not a budget"},
+    {{"run", "--length", "20", "--optimizer", "rmsprop", NULL}, 2,
+     "unknown optimizer"},
+    {{"run", "--length", "20", "--lr", "0", NULL}, 2, "--lr"},
+    {{"run", "--length", "20", "--format", "yaml", NULL}, 2,
+     "unknown format"},
+    {{"run", "--length", "1000000000", "--hidden", "8", NULL}, 2,
+     "more than this machine's"},
+    {{"run", "--length", "20", "--hidden", "1000000", "--batch", "100000",
+      NULL},
+     2, "more than this machine's"},
+    {{"run", "--length", "20", "--hidden", "8", "--batch", "2", "--memory",
+      "1B", NULL},
+     3, "smallest feasible budget is 128 bytes"},
+    {{"run", "--length", "20", "--hidden", "8", "--batch", "2", "--strategy",
+      "full", "--memory", "5%", NULL},
+     3, "smallest feasible budget is"},
+    {{"run", "--length", "20", "--dump-grads", "/dev/null", NULL}, 2,
+     "not an empty directory"},
 };
 
 START_TEST(test_bad_input)
@@ -257,6 +291,99 @@ START_TEST(test_actions)
 }
 END_TEST
 
+START_TEST(test_run_json)
+{
+    result r;
+    run(&r, (const char *[]){"run", "--cell", "rnn", "--length", "30",
+                             "--hidden", "8", "--batch", "2", "--iters", "2",
+                             "--memory", "10%", "--threads", "1", "--format",
+                             "json", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_int_eq(count_lines(r.out), 1);
+    const char *fields[] = {
+        "\"cell\":\"rnn\"", "\"layers\":1", "\"hidden\":8",
+        "\"batch\":2", "\"length\":30", "\"strategy\":\"msm\"",
+        "\"memory_budget_bytes\":", "\"alpha\":2,", "\"forward_ops\":",
+        "\"backward_ops\":30", "\"checkpoint_peak_bytes\":",
+        "\"full_checkpoint_bytes\":", "\"working_peak_bytes\":",
+        "\"total_tracked_peak_bytes\":", "\"rss_peak_bytes\":",
+        "\"seconds_per_iter\":", "\"loss_first\":", "\"loss_last\":",
+        "\"grad_norm\":", "\"threads\":1", "\"seed\":1",
+        "\"git_revision\":", "\"cpu_model\":", "\"date\":"};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        ck_assert_msg(strstr(r.out, fields[i]), "missing %s in %s", fields[i],
+                      r.out);
+}
+END_TEST
+
+/* Reads a whole small file; returns its length or -1. */
+static long slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    const size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return (long)n;
+}
+
+/* Two runs at the same thread count give the same bytes, and a plan with
+ * recomputation gives full BPTT's gradients; the dump appears whole. */
+START_TEST(test_run_deterministic_dump)
+{
+    char dir[] = "/tmp/bptt-cli-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char d1[256], d2[256], d3[256];
+    snprintf(d1, sizeof d1, "%s/a", dir);
+    snprintf(d2, sizeof d2, "%s/b", dir);
+    snprintf(d3, sizeof d3, "%s/c", dir);
+    const char *base[] = {"run", "--cell", "lstm", "--layers", "2",
+                          "--length", "40", "--hidden", "6", "--batch", "3",
+                          "--iters", "2", "--threads", "2", "--format",
+                          "csv", "--memory"};
+    const char *mem[] = {"100%", "100%", "7%"};
+    const char *strat[] = {"full", "full", "msm"};
+    const char *dirs[] = {d1, d2, d3};
+    result r;
+    for (int k = 0; k < 3; k++) {
+        const char *args[32];
+        int n = 0;
+        for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+            args[n++] = base[i];
+        args[n++] = mem[k];
+        args[n++] = "--strategy";
+        args[n++] = strat[k];
+        args[n++] = "--dump-grads";
+        args[n++] = dirs[k];
+        args[n] = NULL;
+        run(&r, args);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+    }
+    static char a[1 << 16], b[1 << 16];
+    char path[512];
+    snprintf(path, sizeof path, "%s/index.txt", d1);
+    ck_assert_int_gt(slurp(path, a, sizeof a), 0);
+    ck_assert_ptr_nonnull(strstr(a, "grad_W1.npy grad_W1 (24, 12) float32"));
+    ck_assert_ptr_nonnull(strstr(a, "targets.npy targets (40, 3) int32"));
+    const char *files[] = {"grad_W0.npy", "grad_b0.npy", "grad_W1.npy",
+                           "grad_b1.npy", "grad_Wo.npy", "grad_bo.npy",
+                           "param_W0.npy", "inputs.npy", "targets.npy"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        for (int k = 1; k < 3; k++) {
+            snprintf(path, sizeof path, "%s/%s", d1, files[i]);
+            const long na = slurp(path, a, sizeof a);
+            snprintf(path, sizeof path, "%s/%s", dirs[k], files[i]);
+            const long nb = slurp(path, b, sizeof b);
+            ck_assert_msg(na > 128 && na == nb && memcmp(a, b, (size_t)na) == 0,
+                          "%s differs between %s and %s", files[i], d1,
+                          dirs[k]);
+        }
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -272,6 +399,8 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_budget_list_and_percent);
     tcase_add_test(tc, test_curve);
     tcase_add_test(tc, test_actions);
+    tcase_add_test(tc, test_run_json);
+    tcase_add_test(tc, test_run_deterministic_dump);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

@@ -59,6 +59,8 @@ static void run_usage(FILE *f)
         "  --optimizer O   sgd (default) or adam\n"
         "  --lr R          learning rate (default 0.1 for sgd, 0.001 for adam)\n"
         "  --format F      text (default), json (one object) or csv\n"
+        "  --trace FILE    write iteration, loss, grad_norm, seconds of every\n"
+        "                  iteration to FILE (csv)\n"
         "  --dump-grads D  write parameters, inputs, targets and gradients of\n"
         "                  the last iteration to directory D as .npy files\n"
         "\n"
@@ -77,6 +79,7 @@ typedef struct {
     double lr;
     enum output_format format;
     const char *dump_dir;
+    const char *trace;
 } run_args;
 
 static int parse_real(const char *opt, const char *text, double lo,
@@ -113,6 +116,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
         {"lr", required_argument, NULL, 'r'},
         {"format", required_argument, NULL, 'f'},
         {"dump-grads", required_argument, NULL, 'd'},
+        {"trace", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     memset(a, 0, sizeof *a);
@@ -202,6 +206,11 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
             if (!*optarg)
                 rc = cli_error(EXIT_USAGE, CMD, "--dump-grads: empty "
                                "directory name");
+            break;
+        case 'R':
+            a->trace = optarg;
+            if (!*optarg)
+                rc = cli_error(EXIT_USAGE, CMD, "--trace: empty file name");
             break;
         case 'h':
             *help = 1;
@@ -488,6 +497,31 @@ static int dump_grads(const char *dir, const bptt_model *m,
     return err;
 }
 
+/* The per-iteration trace, written to a temporary file and renamed. */
+static int write_trace(const char *path, size_t n, const double *loss,
+                       const double *norm, const double *secs)
+{
+    char tmp[4096];
+    const int len = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path,
+                             (long)getpid());
+    if (len < 0 || (size_t)len >= sizeof tmp)
+        return ENAMETOOLONG;
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return errno;
+    fprintf(f, "iteration,loss,grad_norm,seconds\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%zu,%.9g,%.9g,%.6f\n", i + 1, loss[i], norm[i], secs[i]);
+    int err = ferror(f) ? EIO : 0;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    if (!err && rename(tmp, path) != 0)
+        err = errno;
+    if (err)
+        unlink(tmp);
+    return err;
+}
+
 /* ---- the run ------------------------------------------------------------ */
 
 static int cmp_double(const void *x, const void *y)
@@ -675,6 +709,8 @@ int cli_run(int argc, char **argv)
     bptt_optimizer *optim = NULL;
     real *params_before = NULL;
     double *secs = calloc((size_t)a.iters, sizeof(double));
+    double *losses = calloc((size_t)a.iters, sizeof(double));
+    double *norms = calloc((size_t)a.iters, sizeof(double));
     rc = bptt_model_alloc(&model, a.cell, L, B, X, H, V,
                           (unsigned long)a.seed, mem);
     if (rc == BPTT_OK)
@@ -684,7 +720,7 @@ int cli_run(int argc, char **argv)
         if (!params_before)
             rc = BPTT_ENOMEM;
     }
-    if (!secs)
+    if (!secs || !losses || !norms)
         rc = BPTT_ENOMEM;
     bptt_batch batch;
     for (int64_t it = 0; it < a.iters && rc == BPTT_OK; it++) {
@@ -701,6 +737,8 @@ int cli_run(int argc, char **argv)
             r.loss_first = r.ex.loss;
         r.loss_last = r.ex.loss;
         r.grad_norm = bptt_model_grad_norm(model);
+        losses[it] = r.ex.loss;
+        norms[it] = r.grad_norm;
         r.mem = *bptt_mem_stats_get(mem);
         if (it == a.iters - 1 && params_before)
             memcpy(params_before, model->params,
@@ -724,6 +762,13 @@ int cli_run(int argc, char **argv)
                 rc = cli_error(1, CMD, "--dump-grads %s: %s", a.dump_dir,
                                strerror(err));
         }
+        if (rc == BPTT_OK && a.trace) {
+            int err = write_trace(a.trace, (size_t)a.iters, losses, norms,
+                                  secs);
+            if (err)
+                rc = cli_error(1, CMD, "--trace %s: %s", a.trace,
+                               strerror(err));
+        }
         if (rc == BPTT_OK)
             print_result(&a, &r);
     } else {
@@ -731,6 +776,8 @@ int cli_run(int argc, char **argv)
     }
     free(params_before);
     free(secs);
+    free(losses);
+    free(norms);
     bptt_optimizer_free(optim, mem);
     bptt_model_free(model);
     bptt_plan_free(plan);

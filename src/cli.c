@@ -15,6 +15,7 @@ static void usage(FILE *f)
           "commands:\n"
           "  plan   plan one training iteration under a memory budget\n"
           "  run    train a recurrent network under a plan and measure it\n"
+          "  sweep  plan or run every point of a grid, resumably, into a file\n"
           "\n"
           "  bptt COMMAND --help   options of a command\n"
           "  bptt --version        version and git revision\n",
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
         return cli_plan(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0)
         return cli_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "sweep") == 0)
+        return cli_sweep(argc - 1, argv + 1);
     return cli_error(EXIT_USAGE, "", "unknown command '%s' (try: bptt plan, "
                      "bptt --help)", cmd);
 }

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "bptt.h"
+
 /* Exit codes. */
 enum {
     EXIT_USAGE = 2,      /* bad input: what is wrong and what would work */
@@ -32,7 +34,29 @@ int cli_parse_budget(const char *cmd, const char *text, int64_t full,
 
 double cli_seconds(void); /* monotonic clock */
 
+/* One record of `bptt plan`: the plan of one (strategy, length, alpha,
+ * budget) as the validator counted it.  st is NULL for an infeasible budget
+ * (`bptt sweep --infeasible record`): the counts are then null. */
+typedef struct {
+    const char *strategy;
+    int64_t length, alpha, memory; /* memory: the budget in slots */
+    int64_t full_peak, min_memory; /* full BPTT's peak, least feasible */
+    const bptt_plan_stats *st;
+} cli_plan_record;
+
+/* The record's JSON members without braces, in the order and format of
+ * `bptt plan --format json` (strategy ... actions: no timings); returns
+ * what snprintf returns. */
+int cli_plan_record_json(const cli_plan_record *r, char *buf, size_t cap);
+
+/* The plan of tb at budget m, checked by the validator: 0, with *plan (the
+ * caller frees it) and *st filled; or the error printed for `cmd` and its
+ * exit code.  *plan_seconds (may be NULL) gets the planning time alone. */
+int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
+                bptt_plan **plan, bptt_plan_stats *st, double *plan_seconds);
+
 int cli_plan(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
 
 #endif

@@ -177,6 +177,75 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
     return rc;
 }
 
+/* ---- shared with `bptt sweep` (cli.h) ------------------------------------ */
+
+int cli_plan_record_json(const cli_plan_record *r, char *buf, size_t cap)
+{
+    const int head = snprintf(buf, cap,
+                              "\"strategy\":\"%s\",\"length\":%" PRId64
+                              ",\"alpha\":%" PRId64 ",\"memory\":%" PRId64,
+                              r->strategy, r->length, r->alpha, r->memory);
+    if (head < 0 || (size_t)head >= cap)
+        return head;
+    char *rest = buf + head;
+    const size_t left = cap - (size_t)head;
+    int n;
+    if (r->st) {
+        const bptt_plan_stats *st = r->st;
+        n = snprintf(rest, left,
+                     ",\"forward_ops\":%" PRId64 ",\"recompute_ops\":%" PRId64
+                     ",\"backward_ops\":%" PRId64 ",\"peak_slots\":%" PRId64
+                     ",\"forward_ops_per_step\":%.6f"
+                     ",\"full_peak_slots\":%" PRId64
+                     ",\"memory_fraction\":%.6f,\"min_memory\":%" PRId64
+                     ",\"actions\":%zu",
+                     st->forward_ops, st->recompute_ops, st->backward_ops,
+                     st->peak_units,
+                     (double)st->forward_ops / (double)r->length,
+                     r->full_peak,
+                     (double)st->peak_units / (double)r->full_peak,
+                     r->min_memory, st->n_actions);
+    } else {
+        n = snprintf(rest, left,
+                     ",\"forward_ops\":null,\"recompute_ops\":null"
+                     ",\"backward_ops\":null,\"peak_slots\":null"
+                     ",\"forward_ops_per_step\":null"
+                     ",\"full_peak_slots\":%" PRId64
+                     ",\"memory_fraction\":null,\"min_memory\":%" PRId64
+                     ",\"actions\":null",
+                     r->full_peak, r->min_memory);
+    }
+    return n < 0 ? n : head + n;
+}
+
+int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
+                bptt_plan **plan, bptt_plan_stats *st, double *plan_seconds)
+{
+    int64_t min_feasible;
+    const char *name = bptt_table_strategy(tb)->name;
+    const double t0 = cli_seconds();
+    int rc = bptt_table_plan(tb, m, plan, &min_feasible);
+    if (plan_seconds)
+        *plan_seconds = cli_seconds() - t0;
+    if (rc == BPTT_EINFEASIBLE)
+        return cli_error(EXIT_INFEASIBLE, cmd,
+                         "budget %" PRId64 " is infeasible for %s at length "
+                         "%zu; the smallest feasible budget is %" PRId64,
+                         m, name, bptt_table_length(tb), min_feasible);
+    if (rc != BPTT_OK)
+        return cli_error(1, cmd, "%s", bptt_strerror(rc));
+    if (bptt_plan_validate(*plan, st) != BPTT_OK) {
+        /* a planner bug: never print an unchecked plan as valid */
+        rc = cli_error(1, cmd, "internal error: the %s plan failed "
+                       "validation at action %zu (%s)", name, st->bad_action,
+                       bptt_violation_str(st->violation));
+        bptt_plan_free(*plan);
+        *plan = NULL;
+        return rc;
+    }
+    return 0;
+}
+
 typedef struct {
     int64_t memory;
     bptt_plan_stats st;
@@ -219,18 +288,13 @@ static void print_row(const plan_args *a, const plan_row *r, int64_t full,
                per_step, full, frac, min_mem, r->st.n_actions, r->seconds,
                table_bytes);
         break;
-    case FORMAT_JSON:
-        printf("{\"strategy\":\"%s\",\"length\":%" PRId64 ",\"alpha\":%" PRId64
-               ",\"memory\":%" PRId64 ",\"forward_ops\":%" PRId64
-               ",\"recompute_ops\":%" PRId64 ",\"backward_ops\":%" PRId64
-               ",\"peak_slots\":%" PRId64 ",\"forward_ops_per_step\":%.6f"
-               ",\"full_peak_slots\":%" PRId64 ",\"memory_fraction\":%.6f"
-               ",\"min_memory\":%" PRId64 ",\"actions\":%zu"
-               ",\"plan_seconds\":%.6f,\"table_bytes\":%zu",
-               name, a->length, a->alpha, r->memory, r->st.forward_ops,
-               r->st.recompute_ops, r->st.backward_ops, r->st.peak_units,
-               per_step, full, frac, min_mem, r->st.n_actions, r->seconds,
-               table_bytes);
+    case FORMAT_JSON: {
+        const cli_plan_record rec = {name,    a->length, a->alpha, r->memory,
+                                     full,    min_mem,   &r->st};
+        char buf[1024];
+        cli_plan_record_json(&rec, buf, sizeof buf);
+        printf("{%s,\"plan_seconds\":%.6f,\"table_bytes\":%zu", buf,
+               r->seconds, table_bytes);
         if (schedule) {
             fputs(",\"schedule\":[", stdout);
             for (size_t i = 0; i < schedule->n_actions; i++)
@@ -241,6 +305,7 @@ static void print_row(const plan_args *a, const plan_row *r, int64_t full,
         }
         fputs("}\n", stdout);
         break;
+    }
     }
 }
 
@@ -374,22 +439,11 @@ int cli_plan(int argc, char **argv)
     for (int i = 0; i < a.n_budgets && rc == 0; i++) {
         plan_row r = {.memory = a.budget[i]};
         bptt_plan *p;
-        int64_t minf;
-        const double p0 = cli_seconds();
-        rc = bptt_table_plan(tb, a.budget[i], &p, &minf);
-        r.seconds = table_seconds + (cli_seconds() - p0);
-        if (rc == BPTT_OK && bptt_plan_validate(p, &r.st) != BPTT_OK) {
-            /* a planner bug: never print an unchecked plan as valid */
-            rc = cli_error(1, CMD, "internal error: the %s plan failed "
-                           "validation at action %zu (%s)", a.strategy->name,
-                           r.st.bad_action, bptt_violation_str(r.st.violation));
-            bptt_plan_free(p);
+        double plan_seconds;
+        rc = cli_plan_at(CMD, tb, a.budget[i], &p, &r.st, &plan_seconds);
+        if (rc)
             break;
-        }
-        if (rc != BPTT_OK) {
-            rc = cli_error(1, CMD, "%s", bptt_strerror(rc));
-            break;
-        }
+        r.seconds = table_seconds + plan_seconds;
         const size_t tbytes = bptt_table_bytes(tb);
         if (a.actions && a.format == FORMAT_JSON) {
             print_row(&a, &r, full, min_mem, tbytes, p);

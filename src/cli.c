@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "git-revision.h"
 #include "cli.h"
 
 static void usage(FILE *f)

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "git-revision.h"
 
 #include "bptt.h"
 #include "cell.h"

@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "config.h"
+#include "git-revision.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -9,6 +9,9 @@
  * ops and recomputations call the same code, so recomputed states stay
  * bit-identical.  The double build (finite-difference tests) uses the C
  * library, so the derivatives it checks are those of the exact functions.
+ * The loops vectorize only with -fno-trapping-math (Makefile.am): without
+ * it GCC will not turn the clamps below into min/max, since a comparison
+ * may raise a floating-point exception; nothing here reads those flags.
  */
 #ifndef BPTT_FASTMATH_H
 #define BPTT_FASTMATH_H

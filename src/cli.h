@@ -32,6 +32,12 @@ int cli_parse_format(const char *cmd, const char *text,
 int cli_parse_budget(const char *cmd, const char *text, int64_t full,
                      int64_t *out);
 
+/* After getopt_long returned ':' (missing value) or '?' (unknown option):
+ * the one-line error, and EXIT_USAGE. */
+int cli_option_error(const char *cmd, int c, char **argv);
+/* EXIT_USAGE (with the error) if arguments remain after the options. */
+int cli_no_operands(const char *cmd, int argc, char **argv);
+
 double cli_seconds(void); /* monotonic clock */
 
 /* One record of `bptt plan`: the plan of one (strategy, length, alpha,

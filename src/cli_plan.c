@@ -141,20 +141,14 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
         case 'h':
             *help = 1;
             return 0;
-        case ':':
-            rc = cli_error(EXIT_USAGE, CMD, "%s needs a value (see bptt plan "
-                           "--help)", argv[optind - 1]);
-            break;
         default:
-            rc = cli_error(EXIT_USAGE, CMD, "unknown option '%s' (see bptt "
-                           "plan --help)", argv[optind - 1]);
+            rc = cli_option_error(CMD, c, argv);
         }
     }
     if (rc)
         return rc;
-    if (optind < argc)
-        return cli_error(EXIT_USAGE, CMD, "unexpected argument '%s' (options "
-                         "start with --; see bptt plan --help)", argv[optind]);
+    if ((rc = cli_no_operands(CMD, argc, argv)) != 0)
+        return rc;
     if (a->length == 0)
         return cli_error(EXIT_USAGE, CMD, "--length is required (e.g. "
                          "--length 1000)");

@@ -2220,20 +2220,14 @@ static int parse_args(int argc, char **argv, sweep *s, int *help)
         case O_LIST: s->action = ACT_LIST, n_actions++; break;
         case O_FORCE: s->force = 1; break;
         case 'h': *help = 1; return 0;
-        case ':':
-            rc = cli_error(EXIT_USAGE, CMD, "%s needs a value (see bptt sweep "
-                           "--help)", argv[optind - 1]);
-            break;
         default:
-            rc = cli_error(EXIT_USAGE, CMD, "unknown option '%s' (see bptt "
-                           "sweep --help)", argv[optind - 1]);
+            rc = cli_option_error(CMD, c, argv);
         }
     }
     if (rc)
         return rc;
-    if (optind < argc)
-        return cli_error(EXIT_USAGE, CMD, "unexpected argument '%s' (options "
-                         "start with --; see bptt sweep --help)", argv[optind]);
+    if ((rc = cli_no_operands(CMD, argc, argv)) != 0)
+        return rc;
     if (n_actions > 1)
         return cli_error(EXIT_USAGE, CMD, "--list, --jobs, --only and --merge "
                          "exclude each other (give one)");

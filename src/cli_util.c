@@ -1,5 +1,6 @@
 /* cli_util.c: parsing and error reporting shared by the subcommands. */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -17,6 +18,24 @@ int cli_error(int code, const char *cmd, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     return code;
+}
+
+int cli_option_error(const char *cmd, int c, char **argv)
+{
+    if (c == ':')
+        return cli_error(EXIT_USAGE, cmd, "%s needs a value (see bptt %s "
+                         "--help)", argv[optind - 1], cmd);
+    return cli_error(EXIT_USAGE, cmd, "unknown option '%s' (see bptt %s "
+                     "--help)", argv[optind - 1], cmd);
+}
+
+int cli_no_operands(const char *cmd, int argc, char **argv)
+{
+    if (optind < argc)
+        return cli_error(EXIT_USAGE, cmd, "unexpected argument '%s' (options "
+                         "start with --; see bptt %s --help)", argv[optind],
+                         cmd);
+    return 0;
 }
 
 /* Parses a decimal integer filling the whole of text; 0 on success. */

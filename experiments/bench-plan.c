@@ -11,19 +11,7 @@
 #endif
 
 #include "bptt.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "expt.h"
 
 /* Median seconds of `reps` builds; 0 on failure. */
 static double bench(size_t t, int64_t alpha, int64_t max_m, int threads,
@@ -34,15 +22,15 @@ static double bench(size_t t, int64_t alpha, int64_t max_m, int threads,
     double sec[8];
     for (int r = 0; r < reps; r++) {
         bptt_table *tb;
-        const double t0 = now();
+        const double t0 = expt_now();
         if (bptt_table_alloc(&tb, msm, t, 1, alpha, max_m, &opts) != BPTT_OK)
             return 0;
-        sec[r] = now() - t0;
+        sec[r] = expt_now() - t0;
         *bytes = bptt_table_bytes(tb);
         *cost_at_max = bptt_table_cost(tb, max_m);
         bptt_table_free(tb);
     }
-    qsort(sec, (size_t)reps, sizeof sec[0], cmp_double);
+    qsort(sec, (size_t)reps, sizeof sec[0], expt_cmp_double);
     return sec[reps / 2];
 }
 

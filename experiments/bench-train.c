@@ -23,28 +23,10 @@
 #endif
 
 #include "bptt.h"
+#include "expt.h"
 #include "data.h"
 #include "exec.h"
 #include "model.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* The GEMMs of one iteration of a one-layer LSTM, alone: fwd forward ops,
  * T backward ops and T output-layer passes, on buffers of the same shapes. */
@@ -58,7 +40,7 @@ static double gemm_only_seconds(size_t T, size_t B, size_t X, size_t H,
     float *dWo = calloc(V * H, 4), *logits = calloc(B * V, 4);
     for (size_t k = 0; k < GH * XH; k++)
         W[k] = 0.01f * (float)(k % 7);
-    const double t0 = now();
+    const double t0 = expt_now();
     for (int64_t i = 0; i < fwd; i++)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)GH,
                     (int)XH, 1, xh, (int)XH, W, (int)XH, 1, gates, (int)GH);
@@ -76,7 +58,7 @@ static double gemm_only_seconds(size_t T, size_t B, size_t X, size_t H,
                     (int)GH, 1, gates, (int)GH, W + X, (int)XH, 0, dh,
                     (int)H);
     }
-    const double s = now() - t0;
+    const double s = expt_now() - t0;
     free(W); free(dW); free(xh); free(gates); free(dh); free(Wo); free(dWo);
     free(logits);
     return s;
@@ -141,9 +123,9 @@ static int bench_size(size_t H, int rounds)
     double gemm[32];
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < n_arms; k++) {
-            const double t0 = now();
+            const double t0 = expt_now();
             bptt_exec_run(arms[k].plan, model, &batch, mem, &es);
-            arms[k].sec[r] = now() - t0;
+            arms[k].sec[r] = expt_now() - t0;
         }
         gemm[r] = gemm_only_seconds(T, B, X, H, V, (int64_t)T);
     }
@@ -151,8 +133,8 @@ static int bench_size(size_t H, int rounds)
     bptt_model_flops(model, &f);
     const double flops_full =
         (double)T * (f.cell_forward + f.cell_backward + f.output);
-    const double t_full = median(arms[0].sec, rounds);
-    const double t_gemm = median(gemm, rounds);
+    const double t_full = expt_median(arms[0].sec, rounds);
+    const double t_gemm = expt_median(gemm, rounds);
     printf("LSTM T=%zu B=%zu X=%zu H=%zu V=%zu: full BPTT %.3f s/iter, "
            "%.1f GFLOP/s; SGEMM on the same shapes %.3f s, %.1f GFLOP/s; "
            "ratio %.2f\n",
@@ -161,7 +143,7 @@ static int bench_size(size_t H, int rounds)
     printf("  %-8s %11s %10s %12s %14s\n", "strategy", "fwd/step",
            "s/iter", "vs full", "ckpt memory");
     for (int k = 0; k < n_arms; k++) {
-        const double t = median(arms[k].sec, rounds);
+        const double t = expt_median(arms[k].sec, rounds);
         printf("  %-8s %11.3f %10.3f %11.3fx %13.2f%%\n", arms[k].label,
                (double)arms[k].st.forward_ops / (double)T, t, t / t_full,
                100.0 * (double)arms[k].st.peak_units /

@@ -39,31 +39,10 @@
 #include <time.h>
 
 #include "bptt.h"
+#include "expt.h"
 
 #define MAX_ALPHAS 8
 #define MAX_LENGTHS 512
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Log-spaced lengths 10..top, n per decade, rounded, distinct, top last. */
-static size_t make_lengths(size_t *len, size_t top, int n)
-{
-    size_t k = 0;
-    for (int i = 0; k < MAX_LENGTHS - 1; i++) {
-        const size_t v = (size_t)llround(10.0 * pow(10.0, (double)i / n));
-        if (v >= top)
-            break;
-        if (k == 0 || v != len[k - 1])
-            len[k++] = v;
-    }
-    len[k++] = top;
-    return k;
-}
 
 static int64_t chen_formula(size_t t, int64_t alpha)
 {
@@ -160,13 +139,13 @@ int main(int argc, char **argv)
             goto usage;
 
     size_t len[MAX_LENGTHS];
-    const size_t n_len = make_lengths(len, top, per_decade);
+    const size_t n_len = expt_log_lengths(len, MAX_LENGTHS, 10.0, top, per_decade);
     const char *dp_names[] = {"msm", "ism"};
     static int64_t need[MAX_ALPHAS][2][MAX_LENGTHS];
     static int64_t cost[MAX_ALPHAS][2][MAX_LENGTHS];
     int64_t max_m[MAX_ALPHAS][2];
     double secs[MAX_ALPHAS][2];
-    const double t_start = now();
+    const double t_start = expt_now();
 
     for (int a = 0; a < n_alphas; a++) {
         const int64_t alpha = alphas[a];
@@ -179,7 +158,7 @@ int main(int argc, char **argv)
             const bptt_strategy *st = bptt_strategy_find(dp_names[s]);
             bptt_table_options opts = {.threads = threads};
             bptt_table *tb;
-            const double t0 = now();
+            const double t0 = expt_now();
             const int rc =
                 bptt_table_alloc(&tb, st, top, 1, alpha, max_m[a][s], &opts);
             if (rc != BPTT_OK) {
@@ -188,7 +167,7 @@ int main(int argc, char **argv)
                         bptt_strerror(rc));
                 return 1;
             }
-            secs[a][s] = now() - t0;
+            secs[a][s] = expt_now() - t0;
             fprintf(stderr, "  %s table, alpha = %" PRId64 ", t = %zu, "
                     "budgets up to %" PRId64 ": %.2f s\n", dp_names[s],
                     alpha, top, max_m[a][s], secs[a][s]);
@@ -203,7 +182,7 @@ int main(int argc, char **argv)
             bptt_table_free(tb);
         }
     }
-    const double total = now() - t_start;
+    const double total = expt_now() - t_start;
 
     printf("# figure 2: least memory (slots; hidden state 1, internal state "
            "alpha) at which a strategy costs at most 2 forward ops per step, "

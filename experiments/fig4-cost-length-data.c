@@ -31,31 +31,10 @@
 #include <time.h>
 
 #include "bptt.h"
+#include "expt.h"
 
 #define MAX_BUDGETS 8
 #define MAX_LENGTHS 512
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Log-spaced lengths 1..top, n per decade, rounded, distinct, top last. */
-static size_t make_lengths(size_t *len, size_t top, int n)
-{
-    size_t k = 0;
-    for (int i = 0; k < MAX_LENGTHS - 1; i++) {
-        const size_t v = (size_t)llround(pow(10.0, (double)i / n));
-        if (v >= top)
-            break;
-        if (k == 0 || v != len[k - 1])
-            len[k++] = v;
-    }
-    len[k++] = top;
-    return k;
-}
 
 int main(int argc, char **argv)
 {
@@ -97,13 +76,13 @@ int main(int argc, char **argv)
     }
 
     size_t len[MAX_LENGTHS];
-    const size_t n_len = make_lengths(len, top, per_decade);
+    const size_t n_len = expt_log_lengths(len, MAX_LENGTHS, 1.0, top, per_decade);
     const char *names[] = {"msm", "hsm"};
     bptt_table *tb[2] = {NULL, NULL};
     double secs[2];
     for (int s = 0; s < 2; s++) {
         bptt_table_options opts = {.threads = threads};
-        const double t0 = now();
+        const double t0 = expt_now();
         const int rc = bptt_table_alloc(&tb[s], bptt_strategy_find(names[s]),
                                         top, 1, alpha, max_m, &opts);
         if (rc != BPTT_OK) {
@@ -113,7 +92,7 @@ int main(int argc, char **argv)
             bptt_table_free(tb[0]);
             return 1;
         }
-        secs[s] = now() - t0;
+        secs[s] = expt_now() - t0;
         fprintf(stderr, "  %s table, alpha = %" PRId64 ", t = %zu, budgets "
                 "up to %" PRId64 ": %.2f s\n", names[s], alpha, top, max_m,
                 secs[s]);

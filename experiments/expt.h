@@ -1,0 +1,48 @@
+/* expt.h: small helpers shared by the experiment drivers and benchmarks
+ * in experiments/ (not part of the library): a monotonic clock, medians,
+ * and log-spaced lengths. */
+#ifndef BPTT_EXPT_H
+#define BPTT_EXPT_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+static inline double expt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static inline int expt_cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n) (sorts v). */
+static inline double expt_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, expt_cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Log-spaced lengths first..top, n per decade, rounded, distinct, top
+ * last; at most max of them.  Returns how many. */
+static inline size_t expt_log_lengths(size_t *len, size_t max, double first,
+                                      size_t top, int n)
+{
+    size_t k = 0;
+    for (int i = 0; k + 1 < max; i++) {
+        const size_t v = (size_t)llround(first * pow(10.0, (double)i / n));
+        if (v >= top)
+            break;
+        if (k == 0 || v != len[k - 1])
+            len[k++] = v;
+    }
+    len[k++] = top;
+    return k;
+}
+
+#endif

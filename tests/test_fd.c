@@ -37,24 +37,14 @@
 #include "exec.h"
 #include "mem.h"
 #include "model.h"
+#include "rig.h"
 
 #ifndef BPTT_DOUBLE
 #error "test_fd needs the double build of the training code (-DBPTT_DOUBLE)"
 #endif
 
-void openblas_set_num_threads(int);
-
-#define THREADS 2
 #define FD_EPS 1e-5
 #define FD_BAR 1e-6 /* relative error per tensor */
-
-typedef struct {
-    const char *cell;
-    size_t L;
-    const char *task;
-    size_t T, B, X, H;
-    unsigned long seed;
-} config;
 
 /* X != H where the task allows, so that a transposed view fails */
 static const config configs[] = {
@@ -66,26 +56,6 @@ static const config configs[] = {
     {"rnn", 2, "adding", 5, 2, 2, 3, 36},
 };
 #define N_CONFIGS ((int)(sizeof configs / sizeof configs[0]))
-
-static void fixed_threads(void)
-{
-#ifdef _OPENMP
-    omp_set_num_threads(THREADS);
-#endif
-    openblas_set_num_threads(THREADS);
-}
-
-typedef struct {
-    const config *c;
-    char name[64];
-    bptt_mem *mem;
-    bptt_task *task;
-    bptt_model *model;
-    bptt_batch batch;
-    bptt_units u;
-    int64_t full_peak;
-    bptt_plan *full; /* full BPTT's plan */
-} rig;
 
 static bptt_plan *plan_of(const rig *r, const char *strategy, int which)
 {
@@ -111,38 +81,11 @@ static bptt_plan *plan_of(const rig *r, const char *strategy, int which)
     return plan;
 }
 
-static void rig_open(rig *r, const config *c)
+/* The shared rig, with full BPTT's plan. */
+static void fd_rig_open(rig *r, const config *c)
 {
-    memset(r, 0, sizeof *r);
-    r->c = c;
-    snprintf(r->name, sizeof r->name, "%s L%zu %s T%zu", c->cell, c->L,
-             c->task, c->T);
-    r->mem = bptt_mem_alloc();
-    ck_assert_ptr_nonnull(r->mem);
-    int rc = bptt_task_alloc(&r->task, c->task, c->T, c->B, c->X, c->seed,
-                             r->mem);
-    ck_assert_msg(rc == BPTT_TASK_OK, "%s: task: %s", r->name,
-                  bptt_task_strerror(rc));
-    rc = bptt_model_alloc(&r->model, bptt_cell_find(c->cell), c->L, c->B,
-                          bptt_task_input_width(r->task), c->H,
-                          bptt_task_classes(r->task), c->seed, r->mem);
-    ck_assert_msg(rc == BPTT_OK, "%s: model: %s", r->name, bptt_strerror(rc));
-    ck_assert_int_eq(bptt_task_batch(r->task, 0, &r->batch), BPTT_TASK_OK);
-    rc = bptt_units_from_bytes(&r->u,
-                               (int64_t)bptt_model_hidden_bytes(r->model),
-                               (int64_t)bptt_model_internal_bytes(r->model));
-    ck_assert_int_eq(rc, BPTT_OK);
-    r->full_peak = bptt_full_peak(c->T, r->u.hidden_units,
-                                  r->u.internal_units);
+    rig_open(r, c);
     r->full = plan_of(r, "full", 2);
-}
-
-static void rig_close(rig *r)
-{
-    bptt_plan_free(r->full);
-    bptt_model_free(r->model);
-    bptt_task_free(r->task);
-    bptt_mem_free(r->mem);
 }
 
 /* Runs plan: the model's gradients, and the mean loss returned. */
@@ -160,7 +103,7 @@ static double run(rig *r, const bptt_plan *plan)
 START_TEST(test_fd_full)
 {
     rig r;
-    rig_open(&r, &configs[_i]);
+    fd_rig_open(&r, &configs[_i]);
     bptt_model *m = r.model;
     const size_t n = m->n_params;
     run(&r, r.full);
@@ -224,7 +167,7 @@ END_TEST
 START_TEST(test_strategies_identical)
 {
     rig r;
-    rig_open(&r, &configs[_i]);
+    fd_rig_open(&r, &configs[_i]);
     const size_t n = r.model->n_params;
     const double ref_loss = run(&r, r.full);
     real *ref = malloc(n * sizeof(real));

@@ -116,9 +116,9 @@ typedef struct {
     int64_t (*cost)(const bptt_table *table, size_t t, int64_t m);
     /* Append the plan for the table's length at budget m (feasible). */
     int (*emit)(const bptt_table *table, int64_t m, bptt_plan *plan);
-    /* Smallest feasible budget for the table's length (may exceed the
-     * table's largest budget). */
-    int64_t (*min_budget)(const bptt_table *table);
+    /* Smallest feasible budget for length t with state sizes h and s
+     * (and Chen's segment k, 0 for the default); no table needed. */
+    int64_t (*min_budget)(size_t t, int64_t h, int64_t s, size_t k);
 } bptt_strategy;
 
 /* NULL-terminated table of every strategy: full, chen, hsm, ism, msm,
@@ -147,9 +147,13 @@ size_t bptt_table_bytes(const bptt_table *table); /* memory the table holds */
  * or -1 when m is infeasible. */
 int64_t bptt_table_cost(const bptt_table *table, int64_t m);
 
-/* Smallest feasible budget for the table's length; -1 if none <= max.
- * Never larger than needed: bptt_table_cost(table, result) >= 0. */
+/* Smallest feasible budget for the table's length (it may exceed the
+ * table's largest budget). */
 int64_t bptt_table_min_budget(const bptt_table *table);
+/* The same without building a table; opts may be NULL. */
+int64_t bptt_strategy_min_budget(const bptt_strategy *strategy, size_t t,
+                                 int64_t h, int64_t s,
+                                 const bptt_table_options *opts);
 
 /* Smallest budget m' <= m with the same cost as m (the plan at m' has the
  * fewest forward ops and, among those plans, the least memory); -1 if m is

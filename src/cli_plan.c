@@ -396,6 +396,19 @@ int cli_plan(int argc, char **argv)
 
     bptt_table_options opts = {.chen_segment = (size_t)a.segment,
                                .threads = (int)a.threads};
+    const int64_t min_mem = bptt_strategy_min_budget(a.strategy, t, 1, a.alpha,
+                                                     &opts);
+    for (int i = 0; i < a.n_budgets; i++)
+        if (a.budget[i] < min_mem) {
+            return cli_error(EXIT_INFEASIBLE, CMD,
+                             "budget %" PRId64 " slots (%s) is infeasible "
+                             "for %s at length %zu, alpha %" PRId64
+                             "; the smallest feasible budget is %" PRId64
+                             " slots",
+                             a.budget[i], a.budget_text[i], a.strategy->name,
+                             t, a.alpha, min_mem);
+        }
+
     bptt_table *tb;
     const double t0 = cli_seconds();
     rc = bptt_table_alloc(&tb, a.strategy, t, 1, a.alpha, top, &opts);
@@ -408,19 +421,6 @@ int cli_plan(int argc, char **argv)
                          a.strategy->name, t, top, bptt_strerror(rc));
     if (rc != BPTT_OK)
         return cli_error(1, CMD, "%s", bptt_strerror(rc));
-
-    const int64_t min_mem = bptt_table_min_budget(tb);
-    for (int i = 0; i < a.n_budgets; i++)
-        if (a.budget[i] < min_mem) {
-            bptt_table_free(tb);
-            return cli_error(EXIT_INFEASIBLE, CMD,
-                             "budget %" PRId64 " slots (%s) is infeasible "
-                             "for %s at length %zu, alpha %" PRId64
-                             "; the smallest feasible budget is %" PRId64
-                             " slots",
-                             a.budget[i], a.budget_text[i], a.strategy->name,
-                             t, a.alpha, min_mem);
-        }
 
     if (a.curve) {
         rc = run_curve(&a, tb, full);

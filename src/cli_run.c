@@ -648,7 +648,22 @@ int cli_run(int argc, char **argv)
 #endif
     openblas_set_num_threads(threads);
 
-    /* plan once */
+    /* plan once: a budget below the smallest feasible one is refused
+     * before any table is built */
+    const int64_t min_units = bptt_strategy_min_budget(
+        a.strategy, T, u.hidden_units, u.internal_units, NULL);
+    if (budget_units < min_units) {
+        bptt_task_free(task);
+        bptt_mem_free(mem);
+        const int64_t min_bytes = min_units * u.quantum;
+        return cli_error(EXIT_INFEASIBLE, CMD,
+                         "budget %" PRId64 " bytes (%s) is infeasible for %s "
+                         "at length %zu; the smallest feasible budget is "
+                         "%" PRId64 " bytes (%.4g%% of full BPTT's %.0f)",
+                         budget_bytes, a.memory, a.strategy->name, T,
+                         min_bytes, 100.0 * (double)min_bytes / full_ckpt,
+                         full_ckpt);
+    }
     bptt_table *tb = NULL;
     bptt_plan *plan = NULL;
     bptt_table_options topts = {.threads = threads};
@@ -662,21 +677,7 @@ int cli_run(int argc, char **argv)
                          " bytes: %s; use a smaller --length or --memory",
                          T, budget_bytes, bptt_strerror(rc));
     }
-    int64_t min_units;
-    rc = bptt_table_plan(tb, budget_units, &plan, &min_units);
-    if (rc == BPTT_EINFEASIBLE) {
-        bptt_table_free(tb);
-        bptt_task_free(task);
-        bptt_mem_free(mem);
-        const int64_t min_bytes = min_units * u.quantum;
-        return cli_error(EXIT_INFEASIBLE, CMD,
-                         "budget %" PRId64 " bytes (%s) is infeasible for %s "
-                         "at length %zu; the smallest feasible budget is "
-                         "%" PRId64 " bytes (%.4g%% of full BPTT's %.0f)",
-                         budget_bytes, a.memory, a.strategy->name, T,
-                         min_bytes, 100.0 * (double)min_bytes / full_ckpt,
-                         full_ckpt);
-    }
+    rc = bptt_table_plan(tb, budget_units, &plan, NULL);
     bptt_plan_stats ps;
     if (rc == BPTT_OK)
         rc = bptt_plan_validate(plan, &ps);

@@ -1063,19 +1063,6 @@ static void on_signal(int sig)
     got_signal = sig;
 }
 
-/* The smallest feasible budget in slots, as the strategies define it
- * (table.c): full BPTT's peak, Chen's peak at the default segment, or h(0)
- * alone for the dynamic programs.  Checked against the table when built. */
-static int64_t min_budget_slots(const bptt_strategy *st, size_t t,
-                                int64_t alpha)
-{
-    if (strcmp(st->name, "full") == 0)
-        return bptt_full_peak(t, 1, alpha);
-    if (strcmp(st->name, "chen") == 0)
-        return bptt_chen_peak(t, bptt_chen_default_segment(t), 1, alpha);
-    return 1;
-}
-
 typedef struct {
     const bptt_strategy *strategy;
     size_t length;
@@ -1092,7 +1079,8 @@ static int plan_point_at(const sweep *s, size_t point, plan_point *p)
     p->alpha = s->ax[K_ALPHA].num[idx[K_ALPHA]];
     p->spec = value(s, idx, K_MEMORY);
     p->full = bptt_full_peak(p->length, 1, p->alpha);
-    p->min = min_budget_slots(p->strategy, p->length, p->alpha);
+    p->min = bptt_strategy_min_budget(p->strategy, p->length, 1, p->alpha,
+                                      NULL);
     return cli_parse_budget(CMD, p->spec, p->full, &p->budget);
 }
 
@@ -1191,21 +1179,13 @@ static int compute_plan(const sweep *s, const size_t *todo, size_t n,
             if (p.budget < p.min || !tb) {
                 line = plan_record(todo[i], &p, NULL, p.min);
             } else {
-                const int64_t min = bptt_table_min_budget(tb);
-                if (min != p.min) { /* min_budget_slots is out of date */
-                    rc = cli_error(1, CMD, "internal error: the smallest "
-                                   "feasible %s budget at length %zu is %"
-                                   PRId64 ", not %" PRId64,
-                                   p.strategy->name, p.length, min, p.min);
-                    break;
-                }
                 bptt_plan *plan;
                 bptt_plan_stats st;
                 if ((rc = cli_plan_at(CMD, tb, p.budget, &plan, &st,
                                       NULL)) != 0)
                     break;
                 bptt_plan_free(plan);
-                line = plan_record(todo[i], &p, &st, min);
+                line = plan_record(todo[i], &p, &st, p.min);
             }
             rc = sink(ctx, todo[i], line, strlen(line));
             free(line);

@@ -290,9 +290,10 @@ static int64_t dp_cost(const bptt_table *tb, size_t len, int64_t m)
     return c >= INF ? -1 : c;
 }
 
-static int64_t dp_min_budget(const bptt_table *tb)
+static int64_t dp_min_budget(size_t t, int64_t h, int64_t s, size_t k)
 {
-    return tb->h; /* h(0) alone: recompute from it before every backward */
+    (void)t, (void)s, (void)k;
+    return h; /* h(0) alone: recompute from it before every backward */
 }
 
 /* Unrolling, with an explicit stack (depth can reach t). */
@@ -456,9 +457,10 @@ static int64_t full_cost(const bptt_table *tb, size_t len, int64_t m)
     return m >= bptt_full_peak(len, tb->h, tb->s) ? (int64_t)len : -1;
 }
 
-static int64_t full_min_budget(const bptt_table *tb)
+static int64_t full_min_budget(size_t t, int64_t h, int64_t s, size_t k)
 {
-    return bptt_full_peak(tb->t, tb->h, tb->s);
+    (void)k;
+    return bptt_full_peak(t, h, s);
 }
 
 static int full_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
@@ -486,9 +488,11 @@ static int full_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
 
 /* ---- Chen's sqrt(t) ------------------------------------------------------ */
 
-static size_t chen_segment(const bptt_table *tb, size_t len)
+/* Chen's segment for length len: k (0: the default), at most len. */
+static size_t chen_k(size_t k, size_t len)
 {
-    size_t k = tb->chen_k ? tb->chen_k : bptt_chen_default_segment(len);
+    if (!k)
+        k = bptt_chen_default_segment(len);
     return k > len ? len : k;
 }
 
@@ -496,20 +500,20 @@ static int64_t chen_cost(const bptt_table *tb, size_t len, int64_t m)
 {
     if (len == 0)
         return 0;
-    const size_t k = chen_segment(tb, len);
+    const size_t k = chen_k(tb->chen_k, len);
     return m >= bptt_chen_peak(len, k, tb->h, tb->s) ? bptt_chen_cost(len, k)
                                                      : -1;
 }
 
-static int64_t chen_min_budget(const bptt_table *tb)
+static int64_t chen_min_budget(size_t t, int64_t h, int64_t s, size_t k)
 {
-    return bptt_chen_peak(tb->t, chen_segment(tb, tb->t), tb->h, tb->s);
+    return bptt_chen_peak(t, chen_k(k, t), h, s);
 }
 
 static int chen_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
 {
     (void)m;
-    const size_t t = tb->t, k = chen_segment(tb, t);
+    const size_t t = tb->t, k = chen_k(tb->chen_k, t);
     const size_t n = (t + k - 1) / k;
     int rc = BPTT_OK;
     /* first sweep: keep the hidden state at every segment start */
@@ -671,7 +675,14 @@ int64_t bptt_table_cost(const bptt_table *tb, int64_t m)
 
 int64_t bptt_table_min_budget(const bptt_table *tb)
 {
-    return tb->strategy->min_budget(tb);
+    return tb->strategy->min_budget(tb->t, tb->h, tb->s, tb->chen_k);
+}
+
+int64_t bptt_strategy_min_budget(const bptt_strategy *st, size_t t,
+                                 int64_t h, int64_t s,
+                                 const bptt_table_options *opts)
+{
+    return st->min_budget(t, h, s, opts ? opts->chen_segment : 0);
 }
 
 int64_t bptt_table_tight_budget(const bptt_table *tb, int64_t m)

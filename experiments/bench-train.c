@@ -1,7 +1,7 @@
 /* bench-train.c: training-speed benchmark (not a test).
  *
- * For an LSTM at T = 1000, B = 32, X = 64 and H in {256, 512} (or the sizes
- * given), in one run:
+ * For LSTM and RNN at T = 1000, B = 32, X = 64, H in {128, 256, 512} and
+ * 1 and all threads (or what the options say), in one run:
  *   - one full-BPTT iteration: seconds, GEMM GFLOP/s;
  *   - OpenBLAS's SGEMM rate on exactly the GEMM shapes of that iteration
  *     (the same calls, with no elementwise work between them);
@@ -11,9 +11,12 @@
  * so drift on a noisy machine hits all of them alike; each figure is the
  * median over the rounds.
  *
- * usage: bench-train [ROUNDS [H ...]]   (default 3 rounds, H = 256 512)
+ * usage: bench-train [-r ROUNDS] [-c CELL,...] [-H H,...] [-j THREADS,...]
+ *   defaults: 3 rounds, lstm,rnn, 128,256,512, 1 and omp_get_max_threads()
  */
+#define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +31,15 @@
 #include "exec.h"
 #include "model.h"
 
-/* The GEMMs of one iteration of a one-layer LSTM, alone: fwd forward ops,
- * T backward ops and T output-layer passes, on buffers of the same shapes. */
-static double gemm_only_seconds(size_t T, size_t B, size_t X, size_t H,
-                                size_t V, int64_t fwd)
+void openblas_set_num_threads(int);
+
+/* The GEMMs of one iteration of a one-layer cell with G gates, alone: fwd
+ * forward ops, T backward ops and T output-layer passes, on buffers of the
+ * same shapes. */
+static double gemm_only_seconds(size_t G, size_t T, size_t B, size_t X,
+                                size_t H, size_t V, int64_t fwd)
 {
-    const size_t G = 4, XH = X + H, GH = G * H;
+    const size_t XH = X + H, GH = G * H;
     float *W = calloc(GH * XH, sizeof(float)), *dW = calloc(GH * XH, 4);
     float *xh = calloc(B * XH, 4), *gates = calloc(B * GH, 4);
     float *dh = calloc(B * H, 4), *Wo = calloc(V * H, 4);
@@ -93,17 +99,21 @@ static int make_plan(arm *a, size_t T, const bptt_model *m)
     return rc;
 }
 
-static int bench_size(size_t H, int rounds)
+static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
+                      int rounds)
 {
     const size_t T = 1000, B = 32, X = 64;
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    openblas_set_num_threads(threads);
     bptt_mem *mem = bptt_mem_alloc();
     bptt_task *task;
     bptt_model *model;
     if (bptt_task_alloc(&task, "copy", T, B, X, 1, mem) != BPTT_TASK_OK)
         return 1;
     const size_t V = bptt_task_classes(task);
-    if (bptt_model_alloc(&model, &bptt_cell_lstm, 1, B, X, H, V, 1, mem) !=
-        BPTT_OK)
+    if (bptt_model_alloc(&model, cell, 1, B, X, H, V, 1, mem) != BPTT_OK)
         return 1;
     bptt_batch batch;
     bptt_task_batch(task, 0, &batch);
@@ -127,7 +137,7 @@ static int bench_size(size_t H, int rounds)
             bptt_exec_run(arms[k].plan, model, &batch, mem, &es);
             arms[k].sec[r] = expt_now() - t0;
         }
-        gemm[r] = gemm_only_seconds(T, B, X, H, V, (int64_t)T);
+        gemm[r] = gemm_only_seconds(cell->gates, T, B, X, H, V, (int64_t)T);
     }
     bptt_flops f;
     bptt_model_flops(model, &f);
@@ -135,21 +145,14 @@ static int bench_size(size_t H, int rounds)
         (double)T * (f.cell_forward + f.cell_backward + f.output);
     const double t_full = expt_median(arms[0].sec, rounds);
     const double t_gemm = expt_median(gemm, rounds);
-    printf("LSTM T=%zu B=%zu X=%zu H=%zu V=%zu: full BPTT %.3f s/iter, "
-           "%.1f GFLOP/s; SGEMM on the same shapes %.3f s, %.1f GFLOP/s; "
-           "ratio %.2f\n",
-           T, B, X, H, V, t_full, flops_full / t_full / 1e9, t_gemm,
-           flops_full / t_gemm / 1e9, t_gemm / t_full);
-    printf("  %-8s %11s %10s %12s %14s\n", "strategy", "fwd/step",
-           "s/iter", "vs full", "ckpt memory");
-    for (int k = 0; k < n_arms; k++) {
-        const double t = expt_median(arms[k].sec, rounds);
-        printf("  %-8s %11.3f %10.3f %11.3fx %13.2f%%\n", arms[k].label,
-               (double)arms[k].st.forward_ops / (double)T, t, t / t_full,
-               100.0 * (double)arms[k].st.peak_units /
-                   (double)arms[0].st.peak_units);
+    printf("%-5s %4zu %4d %8.3f %8.1f %8.1f %6.0f%%", cell->name, H, threads,
+           t_full, flops_full / t_full / 1e9, flops_full / t_gemm / 1e9,
+           100.0 * t_gemm / t_full);
+    for (int k = 1; k < n_arms; k++)
+        printf(" %7.3fx", expt_median(arms[k].sec, rounds) / t_full);
+    printf("\n");
+    for (int k = 0; k < n_arms; k++)
         bptt_plan_free(arms[k].plan);
-    }
     fflush(stdout);
     bptt_model_free(model);
     bptt_task_free(task);
@@ -157,22 +160,61 @@ static int bench_size(size_t H, int rounds)
     return 0;
 }
 
+/* "a,b,c" -> up to max positive integers; returns how many. */
+static int parse_list(const char *text, int *v, int max)
+{
+    int n = 0;
+    char *copy = strdup(text), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok && n < max;
+         tok = strtok_r(NULL, ",", &save))
+        if (atoi(tok) > 0)
+            v[n++] = atoi(tok);
+    free(copy);
+    return n;
+}
+
 int main(int argc, char **argv)
 {
-    int rounds = argc > 1 ? atoi(argv[1]) : 3;
-    if (rounds < 1)
-        rounds = 1;
-    int threads = 1;
+    int rounds = 3, hs[8] = {128, 256, 512}, n_h = 3, js[8], n_j = 1;
+    const char *cells = "lstm,rnn";
+    js[0] = 1;
 #ifdef _OPENMP
-    threads = omp_get_max_threads();
+    if (omp_get_max_threads() > 1)
+        js[n_j++] = omp_get_max_threads();
 #endif
-    printf("# bench-train: %d rounds, %d threads, median per figure\n", rounds,
-           threads);
+    int o;
+    while ((o = getopt(argc, argv, "r:c:H:j:")) != -1) {
+        switch (o) {
+        case 'r': rounds = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
+        case 'c': cells = optarg; break;
+        case 'H': n_h = parse_list(optarg, hs, 8); break;
+        case 'j': n_j = parse_list(optarg, js, 8); break;
+        default:
+            fprintf(stderr, "usage: bench-train [-r ROUNDS] [-c CELL,...] "
+                            "[-H H,...] [-j THREADS,...]\n");
+            return 2;
+        }
+    }
+    printf("# bench-train: T=1000 B=32 X=64 V=64, one layer; median of %d "
+           "rounds, strategies interleaved in each round\n"
+           "# gflops: GEMM flops of a full-BPTT iteration per second; sgemm: "
+           "the same GEMM calls alone; share: sgemm time / iteration time\n",
+           rounds);
+    printf("%-5s %4s %4s %8s %8s %8s %7s %8s %8s %8s\n", "cell", "H", "thr",
+           "full_s", "gflops", "sgemm", "share", "msm5%", "msm10%", "chen");
     int rc = 0;
-    if (argc > 2)
-        for (int i = 2; i < argc; i++)
-            rc |= bench_size((size_t)atoi(argv[i]), rounds);
-    else
-        rc = bench_size(256, rounds) | bench_size(512, rounds);
+    char *list = strdup(cells), *save = NULL;
+    for (char *c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+        const bptt_cell_type *cell = bptt_cell_find(c);
+        if (!cell) {
+            fprintf(stderr, "bench-train: unknown cell '%s' (use lstm, rnn)\n", c);
+            rc = 2;
+            break;
+        }
+        for (int i = 0; i < n_h; i++)
+            for (int j = 0; j < n_j; j++)
+                rc |= bench_size(cell, (size_t)hs[i], js[j], rounds);
+    }
+    free(list);
     return rc;
 }

@@ -34,7 +34,7 @@ static void gates_gemm(const bptt_cell_ws *ws, size_t G, const real *W,
 /* dW += dgates^T xh; db += column sums of dgates; then
  * dx (if wanted) and dh_prev from dxh = dgates W. */
 static void weights_backward(const bptt_cell_ws *ws, size_t G, const real *W,
-                             real *dW, real *db, real *dh_prev, real *dx)
+                             real *dW, double *db, real *dh_prev, real *dx)
 {
     const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H, GH = G * H;
     REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH, (int)XH,
@@ -42,9 +42,9 @@ static void weights_backward(const bptt_cell_ws *ws, size_t G, const real *W,
               (int)XH);
     SIMD
     for (size_t j = 0; j < GH; j++) {
-        real sum = 0;
+        double sum = 0;
         for (size_t r = 0; r < B; r++)
-            sum += ws->dgates[r * GH + j];
+            sum += (double)ws->dgates[r * GH + j];
         db[j] += sum;
     }
     if (dx) {
@@ -85,7 +85,7 @@ static void rnn_forward(const bptt_cell_ws *ws, const real *W, const real *b,
 }
 
 static void rnn_backward(const bptt_cell_ws *ws, const real *W, real *dW,
-                         real *db, const real *x, const real *s,
+                         double *db, const real *x, const real *s,
                          const real *dstate, real *dstate_prev, real *dx)
 {
     const size_t n = ws->B * ws->H;
@@ -152,7 +152,7 @@ static void lstm_forward(const bptt_cell_ws *ws, const real *W, const real *b,
 }
 
 static void lstm_backward(const bptt_cell_ws *ws, const real *W, real *dW,
-                          real *db, const real *x, const real *s,
+                          double *db, const real *x, const real *s,
                           const real *dstate, real *dstate_prev, real *dx)
 {
     const size_t B = ws->B, H = ws->H, n = B * H;

@@ -13,7 +13,8 @@
  *        the activated gates (B, 4H) in the order i, f, o, g; h = o*tanh(c)
  *        is rebuilt from it with the same expression the forward op uses,
  *        so the rebuilt state is bit-identical.
- * Backward functions accumulate into weight gradients (+=).
+ * Backward functions accumulate into weight gradients (+=); bias gradients
+ * accumulate in double (a float sum over thousands of steps loses digits).
  */
 #ifndef BPTT_CELL_H
 #define BPTT_CELL_H
@@ -43,7 +44,7 @@ typedef struct {
      * receives the gradient w.r.t. state_in; dx (may be NULL) receives the
      * gradient w.r.t. x. */
     void (*backward)(const bptt_cell_ws *ws, const real *W, real *dW,
-                     real *db, const real *x, const real *s,
+                     double *db, const real *x, const real *s,
                      const real *dstate, real *dstate_prev, real *dx);
     /* The hidden state held inside an internal state. */
     void (*state_from_internal)(const bptt_cell_ws *ws, const real *s,

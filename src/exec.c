@@ -63,7 +63,7 @@ int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
         ws_release(&w, mem, t);
         return BPTT_ENOMEM;
     }
-    memset(m->grads, 0, m->n_params * sizeof(real));
+    bptt_model_zero_grads(m);
 
     const size_t B = m->B, X = m->X;
     const real scale = (real)(1.0 / ((double)B * (double)t));
@@ -124,6 +124,8 @@ int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
         }
     }
     ws_release(&w, mem, t);
+    if (rc == BPTT_OK)
+        bptt_model_finish_grads(m);
     st->loss = loss / ((double)B * (double)t);
     return rc;
 }

@@ -75,8 +75,11 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     m->logits = bptt_mem_get(mem, BPTT_MEM_WORKING, B * V * rb);
     m->state_tmp = bptt_mem_get(mem, BPTT_MEM_WORKING, m->hidden_len * rb);
     m->dx = bptt_mem_get(mem, BPTT_MEM_WORKING, B * H * rb);
+    m->dbias = bptt_mem_get(mem, BPTT_MEM_GRADS,
+                            (L * G * H + V) * sizeof(double));
     if (!m->params || !m->grads || !m->scratch_xh || !m->scratch_dxh ||
-        !m->scratch_dgates || !m->logits || !m->state_tmp || !m->dx) {
+        !m->scratch_dgates || !m->logits || !m->state_tmp || !m->dx ||
+        !m->dbias) {
         bptt_model_free(m);
         return BPTT_ENOMEM;
     }
@@ -117,6 +120,7 @@ void bptt_model_free(bptt_model *m)
     bptt_mem_put(mem, m->logits);
     bptt_mem_put(mem, m->state_tmp);
     bptt_mem_put(mem, m->dx);
+    bptt_mem_put(mem, m->dbias);
     free(m);
 }
 
@@ -128,6 +132,29 @@ size_t bptt_model_hidden_bytes(const bptt_model *m)
 size_t bptt_model_internal_bytes(const bptt_model *m)
 {
     return m->internal_len * sizeof(real);
+}
+
+static double *dbias_of(const bptt_model *m, size_t l) /* l == L: output */
+{
+    return m->dbias + l * m->cell->gates * m->H;
+}
+
+void bptt_model_zero_grads(bptt_model *m)
+{
+    memset(m->grads, 0, m->n_params * sizeof(real));
+    memset(m->dbias, 0,
+           (m->L * m->cell->gates * m->H + m->V) * sizeof(double));
+}
+
+void bptt_model_finish_grads(bptt_model *m)
+{
+    for (size_t l = 0; l <= m->L; l++) {
+        const bptt_tensor *t = &m->tensor[2 * l + 1]; /* b_l, then bo */
+        const double *acc = dbias_of(m, l);
+        real *g = m->grads + t->offset;
+        for (size_t j = 0; j < t->rows; j++)
+            g[j] = (real)acc[j];
+    }
 }
 
 /* offsets of layer l inside hidden and internal states */
@@ -179,7 +206,7 @@ double bptt_model_backward_step(bptt_model *m, const real *x,
     const size_t B = m->B, H = m->H, V = m->V, L = m->L;
     const real *Wo = m->params + m->tensor[2 * L].offset;
     real *dWo = m->grads + m->tensor[2 * L].offset;
-    real *dbo = m->grads + m->tensor[2 * L + 1].offset;
+    double *dbo = dbias_of(m, L);
     const real *bo = m->params + m->tensor[2 * L + 1].offset;
     const real *hL = layer_h(m, s, L - 1);
 
@@ -209,9 +236,12 @@ double bptt_model_backward_step(bptt_model *m, const real *x,
     }
     REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)V, (int)H, (int)B,
               1, m->logits, (int)V, hL, (int)H, 1, dWo, (int)H);
-    for (size_t r = 0; r < B; r++)
-        for (size_t v = 0; v < V; v++)
-            dbo[v] += m->logits[r * V + v];
+    for (size_t v = 0; v < V; v++) {
+        double sum = 0;
+        for (size_t r = 0; r < B; r++)
+            sum += (double)m->logits[r * V + v];
+        dbo[v] += sum;
+    }
     real *dhL = carry + hid_off(m, L - 1);
     REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)H,
               (int)V, 1, m->logits, (int)V, Wo, (int)H, 1, dhL, (int)H);
@@ -222,7 +252,7 @@ double bptt_model_backward_step(bptt_model *m, const real *x,
         real *dc = carry + hid_off(m, l);
         m->cell->backward(&m->ws[l], m->params + m->tensor[2 * l].offset,
                           m->grads + m->tensor[2 * l].offset,
-                          m->grads + m->tensor[2 * l + 1].offset, in,
+                          dbias_of(m, l), in,
                           s + int_off(m, l), dc, dc, l == 0 ? NULL : m->dx);
         if (l > 0) {
             real *dh_below = carry + hid_off(m, l - 1);

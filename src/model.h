@@ -50,6 +50,8 @@ typedef struct {
     real *logits;    /* (B, V) */
     real *state_tmp; /* (hidden_len) rebuilt states of this step */
     real *dx;        /* (B, H) */
+    double *dbias;   /* bias gradients summed in double over an iteration:
+                        layer l at dbias + l*G*H, the output's after them */
     bptt_mem *mem;
 } bptt_model;
 
@@ -62,6 +64,11 @@ void bptt_model_free(bptt_model *m); /* accepts NULL */
 
 size_t bptt_model_hidden_bytes(const bptt_model *m);
 size_t bptt_model_internal_bytes(const bptt_model *m);
+
+/* Zero the gradients (and their bias accumulators) before an iteration's
+ * backward ops; after the last one, write the bias sums into grads. */
+void bptt_model_zero_grads(bptt_model *m);
+void bptt_model_finish_grads(bptt_model *m);
 
 /* One forward op of the cell stack (no output layer). */
 void bptt_model_forward_step(bptt_model *m, const real *x,

@@ -9,7 +9,7 @@ set multiplot layout 1,2 title sprintf('Measured: one training iteration of an L
 set logscale x
 set grid
 set key top right
-set yrange [0.9:*]
+set yrange [0.8:*]
 set ylabel 'time per iteration / full BPTT'
 set xlabel 'checkpoint memory / full BPTT (log)'
 set title 'Checkpoint memory (the paper''s measure)'

@@ -160,22 +160,10 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
     return 0;
 }
 
-/* "a,b,c" -> up to max positive integers; returns how many. */
-static int parse_list(const char *text, int *v, int max)
-{
-    int n = 0;
-    char *copy = strdup(text), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok && n < max;
-         tok = strtok_r(NULL, ",", &save))
-        if (atoi(tok) > 0)
-            v[n++] = atoi(tok);
-    free(copy);
-    return n;
-}
-
 int main(int argc, char **argv)
 {
-    int rounds = 3, hs[8] = {128, 256, 512}, n_h = 3, js[8], n_j = 1;
+    int rounds = 3, n_h = 3, n_j = 1;
+    int64_t hs[8] = {128, 256, 512}, js[8];
     const char *cells = "lstm,rnn";
     js[0] = 1;
 #ifdef _OPENMP
@@ -187,8 +175,8 @@ int main(int argc, char **argv)
         switch (o) {
         case 'r': rounds = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
         case 'c': cells = optarg; break;
-        case 'H': n_h = parse_list(optarg, hs, 8); break;
-        case 'j': n_j = parse_list(optarg, js, 8); break;
+        case 'H': n_h = expt_parse_list(optarg, hs, 8); break;
+        case 'j': n_j = expt_parse_list(optarg, js, 8); break;
         default:
             fprintf(stderr, "usage: bench-train [-r ROUNDS] [-c CELL,...] "
                             "[-H H,...] [-j THREADS,...]\n");
@@ -213,7 +201,8 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < n_h; i++)
             for (int j = 0; j < n_j; j++)
-                rc |= bench_size(cell, (size_t)hs[i], js[j], rounds);
+                if (hs[i] > 0 && js[j] > 0)
+                    rc |= bench_size(cell, (size_t)hs[i], (int)js[j], rounds);
     }
     free(list);
     return rc;

@@ -5,7 +5,9 @@
 #define BPTT_EXPT_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static inline double expt_now(void)
@@ -43,6 +45,20 @@ static inline size_t expt_log_lengths(size_t *len, size_t max, double first,
     }
     len[k++] = top;
     return k;
+}
+
+/* "a,b,c" -> up to max integers into v; returns how many. */
+static inline int expt_parse_list(const char *text, int64_t *v, int max)
+{
+    int n = 0;
+    char *copy = strdup(text), *save = NULL;
+    if (!copy)
+        return 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && n < max;
+         tok = strtok_r(NULL, ",", &save))
+        v[n++] = strtoll(tok, NULL, 10);
+    free(copy);
+    return n;
 }
 
 #endif

@@ -119,15 +119,9 @@ int main(int argc, char **argv)
             per_decade = atoi(v);
         else if (strcmp(argv[i], "-j") == 0)
             threads = atoi(v);
-        else if (strcmp(argv[i], "-a") == 0) {
-            char *list = strdup(v), *save = NULL;
-            n_alphas = 0;
-            for (char *tok = strtok_r(list, ",", &save);
-                 tok && n_alphas < MAX_ALPHAS;
-                 tok = strtok_r(NULL, ",", &save))
-                alphas[n_alphas++] = strtoll(tok, NULL, 10);
-            free(list);
-        } else
+        else if (strcmp(argv[i], "-a") == 0)
+            n_alphas = expt_parse_list(v, alphas, MAX_ALPHAS);
+        else
             goto usage;
         i++;
     }

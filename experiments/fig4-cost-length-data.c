@@ -54,15 +54,9 @@ int main(int argc, char **argv)
             per_decade = atoi(v);
         else if (strcmp(argv[i], "-j") == 0)
             threads = atoi(v);
-        else if (strcmp(argv[i], "-m") == 0) {
-            char *list = strdup(v), *save = NULL;
-            n_budgets = 0;
-            for (char *tok = strtok_r(list, ",", &save);
-                 tok && n_budgets < MAX_BUDGETS;
-                 tok = strtok_r(NULL, ",", &save))
-                budgets[n_budgets++] = strtoll(tok, NULL, 10);
-            free(list);
-        } else
+        else if (strcmp(argv[i], "-m") == 0)
+            n_budgets = expt_parse_list(v, budgets, MAX_BUDGETS);
+        else
             goto usage;
         i++;
     }

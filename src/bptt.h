@@ -129,10 +129,20 @@ const bptt_strategy *bptt_strategy_find(const char *name);
 typedef struct {
     size_t chen_segment; /* Chen's segment length k; 0 = ceil(sqrt(t)) */
     int threads;         /* OpenMP threads for building; 0 = default */
+    /* Smallest budget the caller will ask for (0: every budget).  When every
+     * budget from it up is answered in closed form (msm and ism at long
+     * lengths, README "Planning at scale"), nothing else is built and the
+     * table serves only budgets from bptt_table_min_served() up. */
+    int64_t min_budget;
+    /* Nonzero: the plain dynamic programme, every split of every cell
+     * scanned, no closed form (slow; the reference the tests compare the
+     * fast planner with). */
+    int reference;
 } bptt_table_options;
 
 /* Build the cost table of strategy for lengths 0..t and budgets 0..max_m.
- * The table serves every budget up to max_m.  opts may be NULL. */
+ * The table serves every budget up to max_m (from bptt_table_min_served()
+ * when opts->min_budget let it skip the small ones).  opts may be NULL. */
 int bptt_table_alloc(bptt_table **out, const bptt_strategy *strategy,
                      size_t t, int64_t h, int64_t s, int64_t max_m,
                      const bptt_table_options *opts);
@@ -142,6 +152,16 @@ size_t bptt_table_length(const bptt_table *table);
 int64_t bptt_table_max_budget(const bptt_table *table);
 const bptt_strategy *bptt_table_strategy(const bptt_table *table);
 size_t bptt_table_bytes(const bptt_table *table); /* memory the table holds */
+/* Smallest budget the table answers (0 unless opts->min_budget let the
+ * build skip small budgets). */
+int64_t bptt_table_min_served(const bptt_table *table);
+/* Budgets from this one up (at every length up to t) are answered by the
+ * closed form max(t', 2t' - 1 - floor(m / s)); INT64_MAX when none are
+ * (strategies other than msm and ism, or short tables). */
+int64_t bptt_table_closed_form_from(const bptt_table *table);
+/* Forward ops of length t' <= t at budget m (a cell of the table); -1 when
+ * infeasible or not served. */
+int64_t bptt_table_cost_at(const bptt_table *table, size_t t, int64_t m);
 
 /* Forward ops of the table's full length at budget m (0 <= m <= max),
  * or -1 when m is infeasible. */

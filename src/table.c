@@ -27,6 +27,8 @@
  *   P, internal y:   y + P(len-y, m-s) + P(y-1, m)
  */
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -230,21 +232,508 @@ static void dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
     tb->choice[kind][idx] = choice;
 }
 
+/* ---- the fast DP ----------------------------------------------------------
+ *
+ * Exact shortcuts over dp_cell's plain scan (README "Planning at scale"
+ * gives the proofs; tests/test_planner.c compares every cell with the plain
+ * DP up to t = 2000):
+ *
+ * 1. A lower bound.  For ism and msm every cost is at least
+ *    LB(l, m) = max(l, 2l - 1 - floor(m / s)), by induction over the
+ *    recursion: each part of a split meets its own bound, and the right
+ *    part of an internal split has floor((m - s) / s) = floor(m / s) - 1.
+ *    A cell whose best option reaches LB scans no further.
+ * 2. A closed form.  S(l, m) = LB(l, m) for every l <= Tc(m), where
+ *    Tc(m) = 1 for m < s and max(2F, F + 1 + Tc(m - s)) otherwise
+ *    (F = floor(m / s) + 1: the split y = min(F + 1, l - F + 1) reaches LB
+ *    given the column m - s); H(l, m) = LB(l, m) for l <= 1 + Tc(m - s),
+ *    by the split y = 1.  Tc grows with m, so from the first budget whose
+ *    H bound reaches t on, no column is tabulated.
+ * 3. Split groups by pieces.  A group of splits (internal: y + R(l - y) +
+ *    L(y - 1); hidden: y + R(l - y) + L(y)) is a sum of two functions of y,
+ *    each linear between the vertices of its column (where its slope
+ *    changes), so its minimum and its smallest minimiser lie at a vertex or
+ *    an end of the range: the group costs its vertices, not l.  Before
+ *    that: the splits whose left part is stored whole (L(i) = i up to the
+ *    column's F) are a sliding-window minimum over the right column, O(1)
+ *    per cell; the others are bounded below by
+ *        a l + (1 - a) sh + min_j (R(j) - a j) + min_i (L(i) + (1 - a) i)
+ *    (a = 2, 3, 4; j and i over the ranges those splits use), and when the
+ *    window's minimum is within the bound the group needs no scan.
+ * Ties go to the same option as in dp_cell, so the plans are the same too.
+ */
+
+#define NSLOPES 3
+static const int64_t slopes[NSLOPES] = {2, 3, 4};
+
+typedef struct {
+    int32_t *q;      /* ring of right-column positions j, R(j) - 2j rising */
+    size_t cap, head, n;
+    int ready;       /* the window is filled (the column's F is final) */
+    int64_t jnext;   /* next position the prefix minima take in */
+    int64_t pmin[NSLOPES]; /* min over 1 <= j < jnext of R(j) - a j */
+} group_state;
+
+/* Vertices live in blocks that never move, so that other threads can read
+ * the published ones while the owner appends. */
+#define VTX_BLOCK 256
+
+typedef struct {
+    int32_t **vtx;   /* blocks of positions p where cost(p+1) - cost(p)
+                        changes, rising */
+    size_t nv;       /* vertices so far (the owner's count) */
+    _Atomic uint64_t published; /* lengths done << 32 | vertices then */
+    int64_t full;    /* F: cost(i) = i for every i <= F */
+    int64_t g[NSLOPES]; /* min over computed i > F of cost(i) + (1 - a) i */
+    group_state grp[2]; /* [0]: internal splits, [1]: hidden splits */
+} col_state;
+
+static inline int32_t vtx_at(const col_state *c, size_t i)
+{
+    return c->vtx[i / VTX_BLOCK][i % VTX_BLOCK];
+}
+
+typedef struct {
+    int ok;          /* the group exists at this cell */
+    int rk;          /* right part: kind and budget */
+    int64_t rm;
+    int64_t sh;      /* left part's length is y - sh */
+    int32_t sign;    /* choice = sign * y */
+} split_group;
+
+typedef struct {
+    bptt_table *tb;
+    col_state *cs;   /* [kind * ncols + m] */
+    int64_t ncols;
+} fast_dp;
+
+static inline col_state *col(const fast_dp *d, int kind, int64_t m)
+{
+    return &d->cs[(size_t)kind * (size_t)d->ncols + (size_t)m];
+}
+
+/* The two groups of splits y = 2 .. len-1 of cell (kind, len, m). */
+static void split_groups(const bptt_table *tb, int kind, size_t len,
+                         int64_t m, split_group g[2])
+{
+    const int paper = (tb->rules & RULE_PAPER) != 0;
+    g[0].rk = paper ? KIND_H : KIND_S;
+    g[0].rm = paper || kind == KIND_S ? m - tb->s : m - tb->h - tb->s;
+    g[0].sh = 1;
+    g[0].sign = 1;
+    g[0].ok = (tb->rules & RULE_INTERNAL) && len >= 3 && g[0].rm >= 0;
+    g[1].rk = KIND_H;
+    g[1].rm = kind == KIND_S ? m : m - tb->h;
+    g[1].sh = 0;
+    g[1].sign = -1;
+    g[1].ok = (tb->rules & RULE_HIDDEN) && len >= 3 && g[1].rm >= 0;
+    for (int i = 0; i < 2; i++) /* a right column with no feasible cell */
+        if (g[i].ok && at(tb, g[i].rk, g[i].rm, 0) >= INF)
+            g[i].ok = 0;
+}
+
+/* Smallest value and smallest y attaining it over y = 2 .. len-1, from the
+ * vertices of both columns. */
+static void scan_group(const fast_dp *d, int kind, int64_t m,
+                       const split_group *gp, int64_t len, int64_t *bv,
+                       int64_t *by)
+{
+    const bptt_table *tb = d->tb;
+    const size_t T1 = tb->t + 1;
+    const int64_t *R = tb->cost[gp->rk] + (size_t)gp->rm * T1;
+    const int64_t *L = tb->cost[kind] + (size_t)m * T1;
+    const int64_t sh = gp->sh, ylo = 2, yhi = len - 1;
+    int64_t best = INF, besty = 0;
+#define EVAL(yy)                                                             \
+    do {                                                                     \
+        const int64_t y_ = (yy);                                             \
+        const int64_t v_ = y_ + R[len - y_] + L[y_ - sh];                    \
+        if (v_ < best || (v_ == best && y_ < besty)) {                       \
+            best = v_;                                                       \
+            besty = y_;                                                      \
+        }                                                                    \
+    } while (0)
+    EVAL(ylo);
+    EVAL(yhi);
+    const col_state *lc = col(d, kind, m);
+    for (size_t i = 0; i < lc->nv; i++) {
+        const int64_t y = vtx_at(lc, i) + sh;
+        if (y >= yhi)
+            break;
+        if (y > ylo)
+            EVAL(y);
+    }
+    /* another column's vertices: only those it has published (all that
+     * matter here: positions up to len - 2) */
+    const col_state *rc = col(d, gp->rk, gp->rm);
+    const size_t rnv =
+        gp->rm == m ? rc->nv
+                    : (size_t)(atomic_load_explicit(&rc->published,
+                                                    memory_order_acquire) &
+                               0xffffffffu);
+    for (size_t i = 0; i < rnv; i++) {
+        const int64_t y = len - vtx_at(rc, i);
+        if (y <= ylo)
+            break;
+        if (y < yhi)
+            EVAL(y);
+    }
+#undef EVAL
+    *bv = best;
+    *by = besty;
+}
+
+/* Keeps the group's sliding window (splits with a whole left part,
+ * y = 2 .. F + sh, i.e. j = len - y in [len - F - sh, len - 2]) and prefix
+ * minima (the other splits, j in [1, len - F - sh - 1]) up to date at len.
+ * Called at every length from F + 2 on.  0, or -1 when out of memory. */
+static int group_advance(const fast_dp *d, col_state *c, group_state *w,
+                         const split_group *gp, int64_t len)
+{
+    const bptt_table *tb = d->tb;
+    const int64_t *R = tb->cost[gp->rk] + (size_t)gp->rm * (tb->t + 1);
+    const int64_t F = c->full, jlo = len - F - gp->sh, jhi = len - 2;
+    if (!w->ready) {
+        w->cap = (size_t)F + 2;
+        w->q = malloc(w->cap * sizeof *w->q);
+        if (!w->q)
+            return -1;
+        w->head = w->n = 0;
+        w->ready = 1;
+        w->jnext = 1;
+        for (int a = 0; a < NSLOPES; a++)
+            w->pmin[a] = INF;
+    }
+    for (int64_t j = w->n ? jhi : jlo; j <= jhi; j++) {
+        if (j < 1)
+            continue;
+        const int64_t v = R[j] - 2 * j;
+        while (w->n > 0) {
+            const int32_t b = w->q[(w->head + w->n - 1) % w->cap];
+            if (R[b] - 2 * (int64_t)b < v)
+                break;
+            w->n--;
+        }
+        w->q[(w->head + w->n) % w->cap] = (int32_t)j;
+        w->n++;
+    }
+    while (w->n > 0 && w->q[w->head] < jlo) {
+        w->head = (w->head + 1) % w->cap;
+        w->n--;
+    }
+    for (; w->jnext <= jlo - 1; w->jnext++) {
+        const int64_t j = w->jnext;
+        for (int a = 0; a < NSLOPES; a++)
+            if (R[j] - slopes[a] * j < w->pmin[a])
+                w->pmin[a] = R[j] - slopes[a] * j;
+    }
+    return 0;
+}
+
+/* The group's minimum (value and smallest y) at (kind, len, m), or INF when
+ * it cannot beat `best`. */
+static void group_min(const fast_dp *d, int kind, int64_t m,
+                      const split_group *gp, int gi, int64_t len,
+                      int64_t best, int64_t *bv, int64_t *by)
+{
+    col_state *c = col(d, kind, m);
+    const group_state *w = &c->grp[gi];
+    if (w->ready) {
+        const bptt_table *tb = d->tb;
+        const int64_t *R = tb->cost[gp->rk] + (size_t)gp->rm * (tb->t + 1);
+        int64_t wv = INF, wy = 0;
+        if (w->n > 0) {
+            const int64_t j = w->q[w->head];
+            wv = 2 * len - gp->sh + R[j] - 2 * j;
+            wy = len - j;
+        }
+        int64_t bound = INF;
+        if (len - c->full - gp->sh - 1 >= 1) {
+            bound = -INF;
+            for (int a = 0; a < NSLOPES; a++) {
+                const int64_t v = slopes[a] * len + (1 - slopes[a]) * gp->sh +
+                                  w->pmin[a] + c->g[a];
+                if (v > bound)
+                    bound = v;
+            }
+        }
+        if (wv <= bound) {
+            *bv = wv;
+            *by = wy;
+            return;
+        }
+        if (bound >= best) {
+            *bv = INF;
+            *by = 0;
+            return;
+        }
+    }
+    scan_group(d, kind, m, gp, len, bv, by);
+}
+
+/* One cell by the shortcuts; the same cost and choice as dp_cell. */
+static int fast_cell(const fast_dp *d, int kind, size_t len, int64_t m)
+{
+    bptt_table *tb = d->tb;
+    const unsigned rules = tb->rules;
+    const int paper = (rules & RULE_PAPER) != 0;
+    const int64_t h = tb->h, s = tb->s;
+    const size_t idx = (size_t)m * (tb->t + 1) + len;
+    col_state *c = col(d, kind, m);
+    int64_t best = INF;
+    int32_t choice = 0;
+
+    if (len == 0 || (kind == KIND_H && m < h)) {
+        tb->cost[kind][idx] = (kind == KIND_H && m < h) ? INF : 0;
+        tb->choice[kind][idx] = 0;
+        if (len == 0)
+            for (int a = 0; a < NSLOPES; a++)
+                c->g[a] = INF;
+        return 0;
+    }
+    const int64_t L = (int64_t)len;
+    int64_t lb = (rules & RULE_INTERNAL) ? L : 2 * L - 1;
+    if ((rules & RULE_INTERNAL) && !paper && 2 * L - 1 - m / s > lb)
+        lb = 2 * L - 1 - m / s;
+
+    split_group g[2];
+    split_groups(tb, kind, len, m, g);
+    if (L >= c->full + 2)
+        for (int i = 0; i < 2; i++)
+            if (g[i].ok && group_advance(d, c, &c->grp[i], &g[i], L) != 0)
+                return -1;
+
+#define TRY(val, ch)                                                       \
+    do {                                                                   \
+        const int64_t v_ = (val);                                          \
+        if (v_ < best) {                                                   \
+            best = v_;                                                     \
+            choice = (ch);                                                 \
+        }                                                                  \
+    } while (0)
+    if ((rules & RULE_INTERNAL) && len >= 2)
+        TRY(1 + at(tb, paper ? KIND_H : KIND_S, m - s, len - 1), 1);
+    if ((rules & RULE_HIDDEN) && len >= 2 && best > lb) {
+        const int64_t mr = (kind == KIND_S) ? m : m - h;
+        TRY(1 + at(tb, KIND_H, mr, len - 1) + at(tb, kind, m, 1), -1);
+    }
+    if (best > lb)
+        TRY(L + at(tb, kind, m, len - 1), (int32_t)len);
+    for (int i = 0; i < 2; i++) {
+        if (best <= lb || !g[i].ok)
+            continue;
+        int64_t v, y;
+        group_min(d, kind, m, &g[i], i, L, best, &v, &y);
+        TRY(v, g[i].sign * (int32_t)y);
+    }
+#undef TRY
+    if (best >= INF) {
+        best = INF;
+        choice = 0;
+    }
+    tb->cost[kind][idx] = best;
+    tb->choice[kind][idx] = choice;
+    if (best == L && c->full == L - 1)
+        c->full = L;
+    else if (best < INF)
+        for (int a = 0; a < NSLOPES; a++)
+            if (best + (1 - slopes[a]) * L < c->g[a])
+                c->g[a] = best + (1 - slopes[a]) * L;
+    return 0;
+}
+
+/* After the cells of length len: record position len - 1 of the column
+ * (kind, m) if its slope changes there.  0, or -1 when out of memory. */
+static int note_vertex(const fast_dp *d, int kind, int64_t m, size_t len)
+{
+    const bptt_table *tb = d->tb;
+    const int64_t *C = tb->cost[kind] + (size_t)m * (tb->t + 1);
+    if (len < 2 || C[0] >= INF ||
+        C[len] - C[len - 1] == C[len - 1] - C[len - 2])
+        return 0;
+    col_state *c = col(d, kind, m);
+    if (c->nv % VTX_BLOCK == 0 &&
+        !(c->vtx[c->nv / VTX_BLOCK] =
+              malloc(VTX_BLOCK * sizeof **c->vtx)))
+        return -1;
+    c->vtx[c->nv / VTX_BLOCK][c->nv % VTX_BLOCK] = (int32_t)(len - 1);
+    c->nv++;
+    return 0;
+}
+
+/* Lengths done by column m (all kinds), as published. */
+static inline int64_t col_done(const fast_dp *d, int64_t m)
+{
+    return (int64_t)(atomic_load_explicit(&col(d, 0, m)->published,
+                                          memory_order_acquire) >>
+                     32);
+}
+
+/* Waits until every column that cells (len, m) read has done the lengths
+ * below len.  0, or -1 if the build failed meanwhile. */
+static int wait_for(const fast_dp *d, int64_t m, size_t len,
+                    _Atomic int *failed)
+{
+    const bptt_table *tb = d->tb;
+    const int64_t deps[3] = {m - tb->h, m - tb->s, m - tb->h - tb->s};
+    for (int i = 0; i < 3; i++) {
+        if (deps[i] < 0)
+            continue;
+        for (unsigned spin = 0; col_done(d, deps[i]) < (int64_t)len; spin++) {
+            if (atomic_load_explicit(failed, memory_order_relaxed))
+                return -1;
+            if (spin > 64)
+                sched_yield();
+        }
+    }
+    return 0;
+}
+
+/* Publishes that column m has done lengths 0..len (each kind's vertex
+ * count rides along). */
+static void publish(const fast_dp *d, int64_t m, size_t len)
+{
+    for (int k = 0; k < d->tb->kinds; k++) {
+        col_state *c = col(d, k, m);
+        atomic_store_explicit(&c->published,
+                              (uint64_t)(len + 1) << 32 | (uint64_t)c->nv,
+                              memory_order_release);
+    }
+}
+
+/* Columns are handed out in rising order; a column runs through every
+ * length, waiting where a column it reads is behind (a wavefront: no
+ * barrier per length). */
+static int fast_build(bptt_table *tb, int64_t ncols, int nt)
+{
+    fast_dp d = {tb, NULL, ncols};
+    const size_t ncs = (size_t)tb->kinds * (size_t)ncols;
+    const size_t nblocks = tb->t / VTX_BLOCK + 1;
+    d.cs = calloc(ncs, sizeof *d.cs);
+    if (!d.cs)
+        return BPTT_ENOMEM;
+    _Atomic int failed = 0;
+    _Atomic int64_t next = 0;
+    for (size_t i = 0; i < ncs; i++) {
+        atomic_init(&d.cs[i].published, 0);
+        if (!(d.cs[i].vtx = calloc(nblocks, sizeof *d.cs[i].vtx)))
+            atomic_store(&failed, 1);
+    }
+    const int kinds = tb->kinds;
+    const size_t t = tb->t;
+    if (ncols < 2 || t < 64)
+        nt = 1;
+    (void)nt;
+#pragma omp parallel num_threads(nt)
+    for (;;) {
+        const int64_t m = atomic_fetch_add(&next, 1);
+        if (m >= ncols || atomic_load(&failed))
+            break;
+        for (size_t len = 0; len <= t; len++) {
+            int bad = wait_for(&d, m, len, &failed);
+            for (int k = 0; k < kinds && !bad; k++)
+                bad = fast_cell(&d, k, len, m);
+            for (int k = 0; k < kinds && !bad; k++)
+                bad = note_vertex(&d, k, m, len);
+            if (bad) {
+                atomic_store(&failed, 1);
+                publish(&d, m, t); /* let no one wait on this column */
+                break;
+            }
+            publish(&d, m, len);
+        }
+    }
+    for (size_t i = 0; i < ncs; i++) {
+        for (size_t b = 0; d.cs[i].vtx && b < nblocks; b++)
+            free(d.cs[i].vtx[b]);
+        free(d.cs[i].vtx);
+        for (int g = 0; g < 2; g++)
+            free(d.cs[i].grp[g].q);
+    }
+    free(d.cs);
+    return atomic_load(&failed) ? BPTT_ENOMEM : BPTT_OK;
+}
+
+/* ---- the closed form ----------------------------------------------------- */
+
+static int64_t closed_form(size_t len, int64_t m, int64_t s)
+{
+    const int64_t l = (int64_t)len, two = 2 * l - 1 - m / s;
+    return two > l ? two : l;
+}
+
+/* Tc(m) of the comment above, capped at cap. */
+static int64_t closed_form_reach_s(int64_t m, int64_t s, int64_t cap)
+{
+    int64_t r = 1; /* the bottom of m's chain, m mod s < s */
+    for (int64_t mm = m % s + s; mm <= m && r < cap; mm += s) {
+        const int64_t F = mm / s + 1, a = 2 * F, b = F + 1 + r;
+        r = a > b ? a : b;
+    }
+    return r < cap ? r : cap;
+}
+
+/* The first budget from which both kinds follow the closed form at every
+ * length up to t (INT64_MAX if none up to top). */
+static int64_t closed_form_from(size_t t, int64_t s, int64_t top)
+{
+    const int64_t need = (int64_t)t;
+    /* H column m reaches 1 + Tc(m - s); rising in m: bisect */
+    if (top < s || 1 + closed_form_reach_s(top - s, s, need) < need)
+        return INT64_MAX;
+    int64_t lo = s, hi = top;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (1 + closed_form_reach_s(mid - s, s, need) >= need)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* The split the closed form's proof uses at a cell it covers. */
+static int32_t closed_form_choice(int kind, size_t len, int64_t m, int64_t s)
+{
+    const int64_t l = (int64_t)len, F = m / s + 1;
+    if (l <= 1 || kind == KIND_H || l <= F)
+        return 1; /* l = 1: nothing stored; else internal y = 1 */
+    return (int32_t)(F + 1 < l - F + 1 ? F + 1 : l - F + 1);
+}
+
 static int dp_build(bptt_table *tb)
 {
-    const size_t T1 = tb->t + 1;
     /* Beyond max(t h, (t-1) s + h) every state that can ever be useful
      * fits at once, so no budget above it changes any cost. */
     const int64_t sat = (int64_t)tb->t * tb->h > (int64_t)(tb->t - 1) * tb->s + tb->h
                             ? (int64_t)tb->t * tb->h
                             : (int64_t)(tb->t - 1) * tb->s + tb->h;
     tb->width = tb->max_m < sat ? tb->max_m : sat;
-    const size_t M1 = (size_t)tb->width + 1;
-    const int kinds = (tb->rules & RULE_PAPER) || !(tb->rules & RULE_INTERNAL)
-                          ? 1
-                          : 2;
+    tb->kinds = (tb->rules & RULE_PAPER) || !(tb->rules & RULE_INTERNAL)
+                    ? 1
+                    : 2;
+    tb->fcol = INT64_MAX;
+    tb->dpw = tb->width;
+    tb->lo = 0;
     if (tb->t > INT32_MAX)
         return BPTT_ETOOBIG;
+    if (!tb->reference && (tb->rules & RULE_INTERNAL) &&
+        !(tb->rules & RULE_PAPER)) {
+        const int64_t f = closed_form_from(tb->t, tb->s, tb->width);
+        if (f <= tb->width) {
+            tb->fcol = f;
+            tb->dpw = f - 1;
+            if (tb->asked_lo >= f) { /* only closed-form budgets asked */
+                tb->dpw = -1;
+                tb->lo = f;
+                return BPTT_OK;
+            }
+        }
+    }
+
+    const size_t T1 = tb->t + 1;
+    const size_t M1 = (size_t)tb->dpw + 1;
+    const int kinds = tb->kinds;
     if (M1 > SIZE_MAX / T1 / (sizeof(int64_t) + sizeof(int32_t)) / 2)
         return BPTT_ETOOBIG;
     const size_t cells = M1 * T1;
@@ -260,10 +749,8 @@ static int dp_build(bptt_table *tb)
         if (!tb->cost[k] || !tb->choice[k])
             return BPTT_ENOMEM; /* bptt_table_free releases the rest */
     }
-    tb->kinds = kinds;
     tb->bytes += bytes;
 
-    const long mmax = (long)tb->width;
     int nt = tb->threads;
 #ifdef _OPENMP
     if (nt <= 0)
@@ -271,6 +758,9 @@ static int dp_build(bptt_table *tb)
 #else
     nt = 1;
 #endif
+    if (!tb->reference)
+        return fast_build(tb, tb->dpw + 1, nt);
+    const long mmax = (long)tb->dpw;
     (void)nt;
     for (size_t len = 0; len <= tb->t; len++) {
         /* Cells of one length are independent across budgets. */
@@ -284,8 +774,10 @@ static int dp_build(bptt_table *tb)
 
 static int64_t dp_cost(const bptt_table *tb, size_t len, int64_t m)
 {
-    if (len > tb->t || m < 0 || m > tb->max_m)
+    if (len > tb->t || m < tb->lo || m > tb->max_m)
         return -1;
+    if (m >= tb->fcol)
+        return closed_form(len, m, tb->s);
     const int64_t c = at(tb, KIND_H, m < tb->width ? m : tb->width, len);
     return c >= INF ? -1 : c;
 }
@@ -397,7 +889,9 @@ static int dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
                 rc = emit(&e, BPTT_FREE_HIDDEN, a);
             continue;
         }
-        const int32_t c = tb->choice[tk.kind][(size_t)tk.m * T1 + len];
+        const int32_t c =
+            tk.m <= tb->dpw ? tb->choice[tk.kind][(size_t)tk.m * T1 + len]
+                            : closed_form_choice(tk.kind, len, tk.m, s);
         if (c == 0) {
             rc = BPTT_EINFEASIBLE; /* not reached for feasible budgets */
             break;
@@ -634,9 +1128,12 @@ int bptt_table_alloc(bptt_table **out, const bptt_strategy *strategy,
     tb->s = s;
     tb->max_m = max_m;
     tb->bytes = sizeof *tb;
+    tb->fcol = INT64_MAX;
     if (opts) {
         tb->chen_k = opts->chen_segment;
         tb->threads = opts->threads;
+        tb->reference = opts->reference;
+        tb->asked_lo = opts->min_budget;
     }
     int rc = strategy->build(tb);
     if (rc != BPTT_OK) {
@@ -665,10 +1162,19 @@ const bptt_strategy *bptt_table_strategy(const bptt_table *tb)
     return tb->strategy;
 }
 size_t bptt_table_bytes(const bptt_table *tb) { return tb->bytes; }
+int64_t bptt_table_min_served(const bptt_table *tb) { return tb->lo; }
+int64_t bptt_table_closed_form_from(const bptt_table *tb) { return tb->fcol; }
+
+int64_t bptt_table_cost_at(const bptt_table *tb, size_t t, int64_t m)
+{
+    if (t > tb->t || m < tb->lo || m > tb->max_m)
+        return -1;
+    return tb->strategy->cost(tb, t, m);
+}
 
 int64_t bptt_table_cost(const bptt_table *tb, int64_t m)
 {
-    if (m < 0 || m > tb->max_m)
+    if (m < tb->lo || m > tb->max_m)
         return -1;
     return tb->strategy->cost(tb, tb->t, m);
 }
@@ -692,7 +1198,7 @@ int64_t bptt_table_tight_budget(const bptt_table *tb, int64_t m)
         return -1;
     /* costs never rise with the budget: bisect for the first budget
      * that costs c */
-    int64_t lo = 0, hi = m;
+    int64_t lo = tb->lo, hi = m;
     while (lo < hi) {
         const int64_t mid = lo + (hi - lo) / 2;
         if (bptt_table_cost(tb, mid) == c)
@@ -709,7 +1215,7 @@ int bptt_table_plan(const bptt_table *tb, int64_t m, bptt_plan **out,
     *out = NULL;
     if (min_feasible)
         *min_feasible = bptt_table_min_budget(tb);
-    if (m < 0 || m > tb->max_m)
+    if (m < tb->lo || m > tb->max_m)
         return BPTT_EINVAL;
     const int64_t mt = bptt_table_tight_budget(tb, m);
     if (mt < 0)

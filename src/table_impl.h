@@ -23,6 +23,11 @@ struct bptt_table {
     int64_t *cost[2];  /* [kind] (width+1, t+1): forward ops, INF if none */
     int32_t *choice[2];/* [kind] (width+1, t+1): split y (>0 internal,
                           <0 hidden, 0 none; y = len: nothing stored) */
+    int reference;     /* plain scan, no closed form */
+    int64_t dpw;       /* DP columns stored: budgets 0..dpw (-1: none) */
+    int64_t fcol;      /* budgets >= fcol: closed form (INT64_MAX: none) */
+    int64_t lo;        /* smallest budget served */
+    int64_t asked_lo;  /* the caller's smallest budget (options) */
 };
 
 #endif

@@ -858,6 +858,203 @@ START_TEST(test_plan_args)
 }
 END_TEST
 
+/* ---- the fast planner against the plain DP ---------------------------- */
+
+/* Every cell (t' <= t, m <= M) of the fast table equals the plain DP's
+ * (opts.reference: every split of every cell scanned, no closed form).
+ * Below the closed-form budget the plans are the same action for action;
+ * from it on they are valid, cost what the table says and fit the budget.
+ * Fast tables of the shorter lengths in `shorter` (0-terminated) are held
+ * to the same reference cells. */
+static void compare_with_reference(const char *name, size_t t, int64_t h,
+                                   int64_t s, int64_t M,
+                                   const size_t *shorter)
+{
+    const bptt_table_options ref = {.reference = 1};
+    bptt_table *a = make_table(name, t, h, s, M, &ref);
+    bptt_table *b = make_table(name, t, h, s, M, NULL);
+    mismatches mm = {0};
+    for (size_t l = 0; l <= t; l++)
+        for (int64_t m = 0; m <= M; m++) {
+            const int64_t ca = cost_at(a, l, m), cb = cost_at(b, l, m);
+            if (ca != cb)
+                note(&mm, " (t=%zu m=%lld: plain %lld, fast %lld)", l,
+                     (long long)m, (long long)ca, (long long)cb);
+        }
+    const int64_t fcol = bptt_table_closed_form_from(b);
+    for (int64_t m = 0; m <= M; m++) {
+        bptt_plan *pa = NULL, *pb = NULL;
+        const int ra = bptt_table_plan(a, m, &pa, NULL);
+        const int rb = bptt_table_plan(b, m, &pb, NULL);
+        if (ra != rb) {
+            note(&mm, " (plan m=%lld: rc %d vs %d)", (long long)m, ra, rb);
+        } else if (ra == BPTT_OK && m < fcol) {
+            if (pa->n_actions != pb->n_actions ||
+                memcmp(pa->actions, pb->actions,
+                       pa->n_actions * sizeof *pa->actions) != 0)
+                note(&mm, " (plan m=%lld differs)", (long long)m);
+        } else if (ra == BPTT_OK) {
+            bptt_plan_stats st;
+            if (bptt_plan_validate(pb, &st) != BPTT_OK ||
+                st.forward_ops != bptt_table_cost(a, m) ||
+                st.peak_units > m)
+                note(&mm, " (closed-form plan m=%lld: %s, %lld ops)",
+                     (long long)m, bptt_violation_str(st.violation),
+                     (long long)st.forward_ops);
+        }
+        bptt_plan_free(pa);
+        bptt_plan_free(pb);
+    }
+    for (size_t i = 0; shorter && shorter[i]; i++) {
+        const size_t ts = shorter[i];
+        bptt_table *c = make_table(name, ts, h, s, M, NULL);
+        for (size_t l = 0; l <= ts; l++)
+            for (int64_t m = 0; m <= M; m++)
+                if (cost_at(a, l, m) != cost_at(c, l, m))
+                    note(&mm, " (table t=%zu, t=%zu m=%lld: %lld vs %lld)",
+                         ts, l, (long long)m, (long long)cost_at(a, l, m),
+                         (long long)cost_at(c, l, m));
+        bptt_table_free(c);
+    }
+    bptt_table_free(a);
+    bptt_table_free(b);
+    char what[128];
+    snprintf(what, sizeof what, "%s t=%zu h=%lld s=%lld M=%lld", name, t,
+             (long long)h, (long long)s, (long long)M);
+    ASSERT_NO_MISMATCH(mm, what);
+}
+
+/* Every DP strategy, several (h, s), every budget, t = 150. */
+START_TEST(test_fast_equals_plain_small)
+{
+    static const char *const names[] = {"hsm", "ism", "msm", "ism-paper",
+                                        "msm-paper"};
+    static const int64_t hs[][2] = {{1, 1}, {1, 2}, {1, 4}, {2, 7}, {3, 5}};
+    const char *name = names[_i / 5];
+    const int64_t h = hs[_i % 5][0], s = hs[_i % 5][1];
+    const size_t t = 150, shorter[] = {149, 77, 12, 3, 1, 0};
+    compare_with_reference(name, t, h, s, bptt_full_peak(t, h, s) + h,
+                           shorter);
+}
+END_TEST
+
+/* The issue's bar: every (t, m) up to t = 2000 at alpha 4, every budget
+ * up to full BPTT's memory (the reference takes about a minute), and
+ * alpha 1 and 2 and ism at t = 1000. */
+START_TEST(test_fast_equals_plain_2000)
+{
+    static const size_t shorter[] = {1999, 1000, 555, 64, 0};
+    switch (_i) {
+    case 0:
+        compare_with_reference("msm", 2000, 1, 4, bptt_full_peak(2000, 1, 4),
+                               shorter);
+        break;
+    case 1:
+        compare_with_reference("msm", 1000, 1, 1, bptt_full_peak(1000, 1, 1),
+                               NULL);
+        compare_with_reference("msm", 1000, 1, 2, bptt_full_peak(1000, 1, 2),
+                               NULL);
+        break;
+    default:
+        compare_with_reference("ism", 1000, 1, 4, 1000, NULL);
+        break;
+    }
+}
+END_TEST
+
+/* The lower bound the fast planner stops at, max(t, 2t - 1 - floor(m/s)),
+ * holds at every cell of the plain DP (ism and msm), and is reached from
+ * the closed-form budget on. */
+START_TEST(test_lower_bound)
+{
+    static const int64_t hs[][2] = {{1, 1}, {1, 2}, {1, 4}, {2, 7}};
+    const int64_t h = hs[_i][0], s = hs[_i][1];
+    const size_t T = 400;
+    const int64_t M = bptt_full_peak(T, h, s) + h;
+    const bptt_table_options ref = {.reference = 1};
+    const char *const names[] = {"msm", "ism"};
+    mismatches mm = {0};
+    for (int n = 0; n < 2; n++) {
+        bptt_table *a = make_table(names[n], T, h, s, M, &ref);
+        bptt_table *b = make_table(names[n], T, h, s, M, NULL);
+        const int64_t fcol = bptt_table_closed_form_from(b);
+        ck_assert_int_lt(fcol, M);
+        for (size_t t = 1; t <= T; t++)
+            for (int64_t m = h; m <= M; m++) {
+                const int64_t l = (int64_t)t, c = cost_at(a, t, m);
+                const int64_t lb = 2 * l - 1 - m / s > l ? 2 * l - 1 - m / s
+                                                         : l;
+                if (c < lb || (m >= fcol && c != lb))
+                    note(&mm, " (%s t=%zu m=%lld: %lld, bound %lld)",
+                         names[n], t, (long long)m, (long long)c,
+                         (long long)lb);
+            }
+        bptt_table_free(a);
+        bptt_table_free(b);
+    }
+    ASSERT_NO_MISMATCH(mm, "lower bound");
+}
+END_TEST
+
+/* A table asked only for closed-form budgets builds nothing, answers the
+ * same as the whole table, refuses smaller budgets, and its plans are
+ * valid and optimal. */
+START_TEST(test_closed_form_only)
+{
+    const size_t T = 2000;
+    const int64_t s = 4, M = bptt_full_peak(T, 1, s);
+    bptt_table *all = make_table("msm", T, 1, s, M, NULL);
+    const int64_t fcol = bptt_table_closed_form_from(all);
+    const bptt_table_options lazy = {.min_budget = fcol};
+    bptt_table *tb = make_table("msm", T, 1, s, M, &lazy);
+    ck_assert_int_eq(bptt_table_min_served(tb), fcol);
+    ck_assert_uint_lt(bptt_table_bytes(tb), 4096);
+    ck_assert_int_eq(bptt_table_cost(tb, fcol - 1), -1);
+    bptt_plan *p = NULL;
+    ck_assert_int_eq(bptt_table_plan(tb, fcol - 1, &p, NULL), BPTT_EINVAL);
+    mismatches mm = {0};
+    for (int64_t m = fcol; m <= M; m += 7) {
+        const int64_t c = bptt_table_cost(tb, m);
+        if (c != bptt_table_cost(all, m))
+            note(&mm, " (m=%lld: %lld vs %lld)", (long long)m, (long long)c,
+                 (long long)bptt_table_cost(all, m));
+        bptt_plan_stats st;
+        ck_assert_int_eq(bptt_table_plan(tb, m, &p, NULL), BPTT_OK);
+        if (bptt_plan_validate(p, &st) != BPTT_OK || st.forward_ops != c ||
+            st.peak_units > m)
+            note(&mm, " (plan m=%lld)", (long long)m);
+        bptt_plan_free(p);
+    }
+    bptt_table_free(tb);
+    bptt_table_free(all);
+    ASSERT_NO_MISMATCH(mm, "closed-form-only table");
+}
+END_TEST
+
+/* t = 100,000 at 1% and 5% of full BPTT's memory (alpha 4): the plan
+ * validates, costs what the table says, meets the lower bound (so it is
+ * optimal) and fits the budget; the table holds next to nothing. */
+START_TEST(test_long_plan)
+{
+    const size_t T = 100000;
+    const int64_t s = 4, full = bptt_full_peak(T, 1, s);
+    const int64_t m = full * (_i ? 5 : 1) / 100;
+    const bptt_table_options lazy = {.min_budget = m};
+    bptt_table *tb = make_table("msm", T, 1, s, m, &lazy);
+    ck_assert_uint_lt(bptt_table_bytes(tb), 4096);
+    bptt_plan *p = NULL;
+    ck_assert_int_eq(bptt_table_plan(tb, m, &p, NULL), BPTT_OK);
+    bptt_plan_stats st;
+    ck_assert_int_eq(bptt_plan_validate(p, &st), BPTT_OK);
+    ck_assert_int_eq(st.forward_ops, bptt_table_cost(tb, m));
+    ck_assert_int_eq(st.forward_ops, 2 * (int64_t)T - 1 - m / s);
+    ck_assert_int_eq(st.backward_ops, (int64_t)T);
+    ck_assert_int_le(st.peak_units, m);
+    bptt_plan_free(p);
+    bptt_table_free(tb);
+}
+END_TEST
+
 /* ---- determinism ----------------------------------------------------- */
 
 START_TEST(test_threads_identical)
@@ -966,6 +1163,15 @@ static Suite *planner_suite(void)
     tcase_add_test(tc, test_validator_rejects);
     tcase_add_test(tc, test_validator_bad_op);
     tcase_add_test(tc, test_plan_args);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("fast planner");
+    tcase_set_timeout(tc, 900);
+    tcase_add_loop_test(tc, test_fast_equals_plain_small, 0, 25);
+    tcase_add_loop_test(tc, test_fast_equals_plain_2000, 0, 3);
+    tcase_add_loop_test(tc, test_lower_bound, 0, 4);
+    tcase_add_test(tc, test_closed_form_only);
+    tcase_add_loop_test(tc, test_long_plan, 0, 2);
     suite_add_tcase(su, tc);
 
     tc = tcase_create("determinism");

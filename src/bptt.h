@@ -152,6 +152,13 @@ size_t bptt_table_length(const bptt_table *table);
 int64_t bptt_table_max_budget(const bptt_table *table);
 const bptt_strategy *bptt_table_strategy(const bptt_table *table);
 size_t bptt_table_bytes(const bptt_table *table); /* memory the table holds */
+/* The bytes bptt_table_bytes() would report for such a table, without
+ * building it (SIZE_MAX: more than a size_t; 0: bad arguments).  While
+ * building, the fast planner also holds each column's vertex list, a small
+ * fraction of that. */
+size_t bptt_table_bytes_needed(const bptt_strategy *strategy, size_t t,
+                               int64_t h, int64_t s, int64_t max_m,
+                               const bptt_table_options *opts);
 /* Smallest budget the table answers (0 unless opts->min_budget let the
  * build skip small budgets). */
 int64_t bptt_table_min_served(const bptt_table *table);
@@ -200,6 +207,15 @@ int64_t bptt_chen_peak(size_t t, size_t k, int64_t h, int64_t s);
 
 /* Full BPTT: every internal state kept; h(0) released after step 1. */
 int64_t bptt_full_peak(size_t t, int64_t h, int64_t s);
+
+/* ---- allocation failure (a testing aid) ------------------------------ */
+
+/* Make the planner's n-th allocation from now fail (n = 0: none); every
+ * function then returns BPTT_ENOMEM and frees what it allocated.
+ * Process-wide. */
+void bptt_alloc_fail_at(size_t n);
+/* The planner's allocations so far in this process. */
+size_t bptt_alloc_count(void);
 
 /* ---- bytes to units (DESIGN.md 3) ------------------------------------ */
 

@@ -1,4 +1,5 @@
 /* cli.c: `bptt` entry point: dispatches to subcommands. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +24,18 @@ static void usage(FILE *f)
           f);
 }
 
+/* What a subcommand returned, unless its output could not be written
+ * (a full disk, a closed pipe): then one line and 1. */
+static int finish(const char *cmd, int rc)
+{
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout))) {
+        const int e = errno;
+        return cli_error(1, cmd, "cannot write the output: %s",
+                         e ? strerror(e) : "write error");
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -32,18 +45,18 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
         strcmp(cmd, "help") == 0) {
         usage(stdout);
-        return 0;
+        return finish("", 0);
     }
     if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
         printf("bptt %s (git %s)\n", PACKAGE_VERSION, BPTT_GIT_REVISION);
-        return 0;
+        return finish("", 0);
     }
     if (strcmp(cmd, "plan") == 0)
-        return cli_plan(argc - 1, argv + 1);
+        return finish(cmd, cli_plan(argc - 1, argv + 1));
     if (strcmp(cmd, "run") == 0)
-        return cli_run(argc - 1, argv + 1);
+        return finish(cmd, cli_run(argc - 1, argv + 1));
     if (strcmp(cmd, "sweep") == 0)
-        return cli_sweep(argc - 1, argv + 1);
+        return finish(cmd, cli_sweep(argc - 1, argv + 1));
     return cli_error(EXIT_USAGE, "", "unknown command '%s' (try: bptt plan, "
                      "bptt --help)", cmd);
 }

@@ -38,6 +38,36 @@ int cli_option_error(const char *cmd, int c, char **argv);
 /* EXIT_USAGE (with the error) if arguments remain after the options. */
 int cli_no_operands(const char *cmd, int argc, char **argv);
 
+/* getopt_long over opts (short options: -h only) with the checks every
+ * subcommand wants: a missing value, an unknown or ambiguous option, a
+ * value that is itself an option ("--length --memory 5"), and an option
+ * given twice with different values are errors.  seen (CLI_MAX_OPTIONS
+ * entries, zeroed before the first call) remembers the values given.
+ * Returns the option's code, -1 after the last, or CLI_OPT_ERROR with the
+ * error printed and *rc = EXIT_USAGE. */
+struct option;
+#define CLI_MAX_OPTIONS 64
+#define CLI_OPT_ERROR (-2)
+int cli_getopt(const char *cmd, int argc, char **argv,
+               const struct option *opts, const char **seen, int *rc);
+
+/* cli_parse_budget's value without a message: 0, -1 (not a budget) or -2
+ * (out of range). */
+int cli_budget_value(const char *text, int64_t full, int64_t *out);
+
+/* Physical memory of this machine in bytes (INT64_MAX when unknown). */
+int64_t cli_phys_bytes(void);
+/* bytes as "512 bytes", "3.5 MiB", "246 GiB" into buf; returns buf. */
+const char *cli_bytes_text(char *buf, size_t cap, double bytes);
+
+/* An output that is written at the end of the work and renamed into place
+ * (a file, or with is_dir a directory): checked before any work.  The name
+ * is not empty; if it exists it is a regular file (is_dir: an empty
+ * directory), never a device or a directory that a rename would replace;
+ * its directory exists and is writable.  0, or the error and EXIT_USAGE. */
+int cli_check_output(const char *cmd, const char *opt, const char *path,
+                     int is_dir);
+
 double cli_seconds(void); /* monotonic clock */
 
 /* One record of `bptt plan`: the plan of one (strategy, length, alpha,
@@ -61,8 +91,38 @@ int cli_plan_record_json(const cli_plan_record *r, char *buf, size_t cap);
 int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
                 bptt_plan **plan, bptt_plan_stats *st, double *plan_seconds);
 
+/* Whether the plan of tb at budget m (feasible) fits in memory before it
+ * is made: its actions are at most 4 c + t + 3 for a cost of c forward ops
+ * (each save follows an advance, each free a save, each restore precedes
+ * an advance), 8 bytes each.  0, or the error (the bytes it would need and
+ * the machine's memory) and EXIT_USAGE when that is more than half of
+ * physical memory. */
+int cli_plan_fits(const char *cmd, const bptt_table *tb, int64_t m);
+/* The same for the plan of strategy `name`, length t, budget m and a cost
+ * of c forward ops known without a table. */
+int cli_plan_cost_fits(const char *cmd, const char *name, size_t t,
+                       int64_t m, int64_t c);
+/* The most bytes the actions of a plan of length t and cost c can take. */
+double cli_plan_bytes(size_t t, int64_t c);
+
+/* The error for a failed bptt_table_alloc(strategy, t, h, s, max_m): for
+ * BPTT_ETOOBIG (more than half of physical memory) EXIT_USAGE and a line
+ * with the machine's memory and what a plain table of those sizes would
+ * hold; otherwise 1.  budget says what was asked ("budgets up to 10
+ * slots"). */
+int cli_table_error(const char *cmd, int status, const bptt_strategy *st,
+                    size_t t, int64_t h, int64_t s, int64_t max_m,
+                    const char *budget);
+
 int cli_plan(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
+
+/* The text of a `bptt sweep --config` file (len bytes, from the file path,
+ * which messages name), parsed as the command parses it, and the grid it
+ * describes checked (every value, list, range and budget) without computing
+ * anything: 0, or the one-line error printed and EXIT_USAGE.  For tests and
+ * the fuzz targets (fuzz/). */
+int cli_sweep_check_config(const char *path, const char *text, size_t len);
 
 #endif

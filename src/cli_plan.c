@@ -1,8 +1,13 @@
 /* cli_plan.c: `bptt plan`: the optimal plan for one (strategy, length,
  * budget, alpha), its cost and peak as the validator measured them, the
- * schedule itself (--actions) or the cost at every budget (--curve). */
+ * schedule itself (--actions) or the cost at every budget (--curve).
+ *
+ * Test hook, left out of --help like run's: --fail-alloc N makes the N-th
+ * allocation of the planner library fail (bptt_alloc_fail_at), so that
+ * tests/test_cli can walk every allocation of a small plan. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +16,7 @@
 
 #define CMD "plan"
 #define MAX_BUDGETS 64
+#define MAX_CURVE 10000000 /* lines of --curve */
 
 static void plan_usage(FILE *f)
 {
@@ -50,24 +56,32 @@ typedef struct {
     int64_t budget[MAX_BUDGETS];
     enum output_format format;
     int actions, curve;
+    int64_t fail_alloc; /* test hook: the planner allocation to fail */
 } plan_args;
 
+/* Splits a comma list in place; an empty item ("", "5,", "5,,6") is an
+ * error. */
 static int split_budgets(plan_args *a, char *list)
 {
     a->n_budgets = 0;
-    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+    for (char *tok = list, *comma;; tok = comma + 1) {
+        comma = strchr(tok, ',');
+        if (comma)
+            *comma = '\0';
+        if (!*tok)
+            return cli_error(EXIT_USAGE, CMD,
+                             "--memory: empty budget in the list (give "
+                             "slots, e.g. 200, or a share of full BPTT's "
+                             "memory, e.g. 5%%, separated by commas)");
         if (a->n_budgets == MAX_BUDGETS)
             return cli_error(EXIT_USAGE, CMD,
                              "--memory: more than %d budgets (split the "
                              "list into several runs)",
                              MAX_BUDGETS);
         a->budget_text[a->n_budgets++] = tok;
+        if (!comma)
+            return 0;
     }
-    if (a->n_budgets == 0)
-        return cli_error(EXIT_USAGE, CMD,
-                         "--memory: empty budget (give slots, e.g. 200, or "
-                         "a share of full BPTT's memory, e.g. 5%%)");
-    return 0;
 }
 
 static int parse_args(int argc, char **argv, plan_args *a, int *help)
@@ -82,9 +96,11 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
         {"threads", required_argument, NULL, 'j'},
         {"actions", no_argument, NULL, 'A'},
         {"curve", no_argument, NULL, 'C'},
+        {"fail-alloc", required_argument, NULL, 'F'}, /* test hook */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     static char budget_copy[4096];
+    const char *seen[CLI_MAX_OPTIONS] = {NULL};
     int rc = 0, have_memory = 0;
 
     memset(a, 0, sizeof *a);
@@ -95,8 +111,11 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
     opterr = 0;
     optind = 1;
     int c;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while (rc == 0 &&
+           (c = cli_getopt(CMD, argc, argv, opts, seen, &rc)) != -1) {
         switch (c) {
+        case CLI_OPT_ERROR:
+            break;
         case 's':
             a->strategy = bptt_strategy_find(optarg);
             if (!a->strategy)
@@ -138,6 +157,10 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
         case 'C':
             a->curve = 1;
             break;
+        case 'F':
+            rc = cli_parse_int(CMD, "--fail-alloc", optarg, 1, INT64_MAX / 2,
+                               &a->fail_alloc);
+            break;
         case 'h':
             *help = 1;
             return 0;
@@ -168,6 +191,11 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
     const int64_t full = bptt_full_peak((size_t)a->length, 1, a->alpha);
     for (int i = 0; i < a->n_budgets && rc == 0; i++)
         rc = cli_parse_budget(CMD, a->budget_text[i], full, &a->budget[i]);
+    if (rc == 0 && a->curve && a->budget[0] > MAX_CURVE)
+        return cli_error(EXIT_USAGE, CMD, "--curve prints one line per budget "
+                         "1..M; M = %" PRId64 " (%s) is more than %d lines "
+                         "(give a smaller --memory)", a->budget[0],
+                         a->budget_text[0], MAX_CURVE);
     return rc;
 }
 
@@ -217,8 +245,12 @@ int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
 {
     int64_t min_feasible;
     const char *name = bptt_table_strategy(tb)->name;
+    *plan = NULL;
+    int rc = cli_plan_fits(cmd, tb, m);
+    if (rc)
+        return rc;
     const double t0 = cli_seconds();
-    int rc = bptt_table_plan(tb, m, plan, &min_feasible);
+    rc = bptt_table_plan(tb, m, plan, &min_feasible);
     if (plan_seconds)
         *plan_seconds = cli_seconds() - t0;
     if (rc == BPTT_EINFEASIBLE)
@@ -226,9 +258,21 @@ int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
                          "budget %" PRId64 " is infeasible for %s at length "
                          "%zu; the smallest feasible budget is %" PRId64,
                          m, name, bptt_table_length(tb), min_feasible);
+    if (rc == BPTT_ENOMEM)
+        return cli_error(1, cmd, "out of memory making the %s plan for length "
+                         "%zu at budget %" PRId64, name,
+                         bptt_table_length(tb), m);
     if (rc != BPTT_OK)
         return cli_error(1, cmd, "%s", bptt_strerror(rc));
-    if (bptt_plan_validate(*plan, st) != BPTT_OK) {
+    rc = bptt_plan_validate(*plan, st);
+    if (rc == BPTT_ENOMEM) {
+        bptt_plan_free(*plan);
+        *plan = NULL;
+        return cli_error(1, cmd, "out of memory validating the %s plan for "
+                         "length %zu at budget %" PRId64, name,
+                         bptt_table_length(tb), m);
+    }
+    if (rc != BPTT_OK) {
         /* a planner bug: never print an unchecked plan as valid */
         rc = cli_error(1, cmd, "internal error: the %s plan failed "
                        "validation at action %zu (%s)", name, st->bad_action,
@@ -238,6 +282,62 @@ int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
         return rc;
     }
     return 0;
+}
+
+int cli_plan_fits(const char *cmd, const bptt_table *tb, int64_t m)
+{
+    const int64_t c = bptt_table_cost(tb, m);
+    if (c < 0)
+        return 0; /* infeasible: bptt_table_plan says so */
+    return cli_plan_cost_fits(cmd, bptt_table_strategy(tb)->name,
+                              bptt_table_length(tb), m, c);
+}
+
+double cli_plan_bytes(size_t t, int64_t c)
+{
+    return (4.0 * (double)c + (double)t + 3) * (double)sizeof(bptt_action);
+}
+
+int cli_plan_cost_fits(const char *cmd, const char *name, size_t t,
+                       int64_t m, int64_t c)
+{
+    const double bytes = cli_plan_bytes(t, c);
+    const double actions = bytes / (double)sizeof(bptt_action);
+    const double phys = (double)cli_phys_bytes();
+    if (bytes <= phys / 2)
+        return 0;
+    char need[32], have[32];
+    const int dp = strcmp(name, "full") != 0 && strcmp(name, "chen") != 0;
+    return cli_error(EXIT_USAGE, cmd, "the %s plan for length %zu at budget "
+                     "%" PRId64 " (%" PRId64 " forward ops) may hold up to "
+                     "%.0f actions, %s, more than half of this machine's "
+                     "%s; use a smaller length%s", name, t, m, c, actions,
+                     cli_bytes_text(need, sizeof need, bytes),
+                     cli_bytes_text(have, sizeof have, phys),
+                     dp ? " or a larger budget" : "");
+}
+
+int cli_table_error(const char *cmd, int status, const bptt_strategy *st,
+                    size_t t, int64_t h, int64_t s, int64_t max_m,
+                    const char *budget)
+{
+    if (status != BPTT_ETOOBIG && status != BPTT_ENOMEM)
+        return cli_error(1, cmd, "cannot build the %s table for length %zu: "
+                         "%s", st->name, t, bptt_strerror(status));
+    const size_t nb = bptt_table_bytes_needed(st, t, h, s, max_m, NULL);
+    const double bytes = nb == SIZE_MAX ? (double)SIZE_MAX : (double)nb;
+    char need[32], have[32];
+    cli_bytes_text(need, sizeof need, bytes);
+    cli_bytes_text(have, sizeof have, (double)cli_phys_bytes());
+    if (status == BPTT_ENOMEM)
+        return cli_error(1, cmd, "out of memory building the %s table for "
+                         "length %zu and %s (the table would hold %s); use a "
+                         "smaller length or budget", st->name, t, budget,
+                         need);
+    return cli_error(EXIT_USAGE, cmd, "the %s table for length %zu and %s "
+                     "needs more than half of this machine's %s (it would "
+                     "hold %s); use a smaller length or budget",
+                     st->name, t, budget, have, need);
 }
 
 typedef struct {
@@ -394,8 +494,14 @@ int cli_plan(int argc, char **argv)
         if (a.budget[i] > top)
             top = a.budget[i];
 
+    int64_t least = top;
+    for (int i = 0; i < a.n_budgets; i++)
+        if (a.budget[i] < least)
+            least = a.budget[i];
+    /* budgets below the least asked need not be built (--curve asks all) */
     bptt_table_options opts = {.chen_segment = (size_t)a.segment,
-                               .threads = (int)a.threads};
+                               .threads = (int)a.threads,
+                               .min_budget = a.curve ? 0 : least};
     const int64_t min_mem = bptt_strategy_min_budget(a.strategy, t, 1, a.alpha,
                                                      &opts);
     for (int i = 0; i < a.n_budgets; i++)
@@ -410,17 +516,18 @@ int cli_plan(int argc, char **argv)
         }
 
     bptt_table *tb;
+    if (a.fail_alloc)
+        bptt_alloc_fail_at((size_t)a.fail_alloc);
     const double t0 = cli_seconds();
     rc = bptt_table_alloc(&tb, a.strategy, t, 1, a.alpha, top, &opts);
     const double table_seconds = cli_seconds() - t0;
-    if (rc == BPTT_ETOOBIG || rc == BPTT_ENOMEM)
-        return cli_error(1, CMD,
-                         "the %s table for length %zu and budgets up to "
-                         "%" PRId64 " slots does not fit in this machine's "
-                         "memory (%s); use a smaller --length or --memory",
-                         a.strategy->name, t, top, bptt_strerror(rc));
-    if (rc != BPTT_OK)
-        return cli_error(1, CMD, "%s", bptt_strerror(rc));
+    if (rc != BPTT_OK) {
+        char budget[64];
+        snprintf(budget, sizeof budget, "budgets up to %" PRId64 " slots",
+                 top);
+        return cli_table_error(CMD, rc, a.strategy, t, 1, a.alpha, top,
+                               budget);
+    }
 
     if (a.curve) {
         rc = run_curve(&a, tb, full);
@@ -428,6 +535,13 @@ int cli_plan(int argc, char **argv)
         return rc;
     }
 
+    /* every plan must fit before anything is printed */
+    for (int i = 0; i < a.n_budgets && rc == 0; i++)
+        rc = cli_plan_fits(CMD, tb, a.budget[i]);
+    if (rc) {
+        bptt_table_free(tb);
+        return rc;
+    }
     if (!a.actions)
         print_header(&a);
     for (int i = 0; i < a.n_budgets && rc == 0; i++) {

@@ -1,7 +1,22 @@
 /* cli_run.c: `bptt run`: training iterations of a real recurrent network
  * under one strategy and budget, with what happened measured: forward ops,
- * checkpoint and total tracked bytes, RSS, time per iteration, loss. */
+ * checkpoint and total tracked bytes, RSS, time per iteration, loss.
+ *
+ * Promises: every input is checked, and every byte the run will hold is
+ * counted against this machine's physical memory, before anything is
+ * allocated (one line and exit 2 or 3 otherwise); after each iteration the
+ * loss, the gradients and the updated parameters are checked for NaN and
+ * infinity (finite.h), and a run that meets one stops with the iteration
+ * and the tensor named and exit 1; the result (stdout), --trace and
+ * --dump-grads appear only when the whole run succeeded.
+ *
+ * Test hook, deliberately left out of --help: --fail-alloc N makes the
+ * N-th tracked allocation of the run (src/mem.c) fail, so that a test can
+ * walk every allocation of a small run (tests/test_cli).  It is an option,
+ * not an environment variable, so that it is parsed and checked like the
+ * others, and hidden because it is no use outside that test. */
 #define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -19,6 +34,7 @@
 #include "cli.h"
 #include "data.h"
 #include "exec.h"
+#include "finite.h"
 #include "meta.h"
 #include "model.h"
 #include "npy.h"
@@ -64,8 +80,13 @@ static void run_usage(FILE *f)
         "  --dump-grads D  write parameters, inputs, targets and gradients of\n"
         "                  the last iteration to directory D as .npy files\n"
         "\n"
+        "Sizes that would not fit in this machine's memory are refused before\n"
+        "anything is allocated.  A NaN or infinity in the loss, the gradients or\n"
+        "the parameters stops the run (no output is written).\n"
+        "\n"
         "exit status: 0 ok, 2 bad input, 3 budget below the smallest feasible\n"
-        "one (the message names it), 1 failure while running\n",
+        "one (the message names it), 1 failure while running (out of memory,\n"
+        "NaN or infinity)\n",
         f);
 }
 
@@ -80,6 +101,7 @@ typedef struct {
     enum output_format format;
     const char *dump_dir;
     const char *trace;
+    int64_t fail_alloc; /* test hook: the tracked allocation to fail */
 } run_args;
 
 static int parse_real(const char *opt, const char *text, double lo,
@@ -89,7 +111,7 @@ static int parse_real(const char *opt, const char *text, double lo,
     errno = 0;
     double v = strtod(text, &end);
     if (end == text || *end != '\0' || errno == ERANGE || !(v >= lo) ||
-        !(v <= hi))
+        !(v <= hi) || !(isdigit((unsigned char)text[0]) || text[0] == '.'))
         return cli_error(EXIT_USAGE, CMD,
                          "%s: '%s' is not a number in [%g, %g]", opt, text,
                          lo, hi);
@@ -117,8 +139,10 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
         {"format", required_argument, NULL, 'f'},
         {"dump-grads", required_argument, NULL, 'd'},
         {"trace", required_argument, NULL, 'R'},
+        {"fail-alloc", required_argument, NULL, 'F'}, /* test hook */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
+    const char *seen[CLI_MAX_OPTIONS] = {NULL};
     memset(a, 0, sizeof *a);
     a->cell = &bptt_cell_lstm;
     a->strategy = bptt_strategy_find("msm");
@@ -135,9 +159,12 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
     opterr = 0;
     optind = 1;
     int c, rc = 0;
-    const int64_t big = (int64_t)1 << 24;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    const int64_t big = ((int64_t)1 << 24) - 1; /* the model's limit */
+    while (rc == 0 &&
+           (c = cli_getopt(CMD, argc, argv, opts, seen, &rc)) != -1) {
         switch (c) {
+        case CLI_OPT_ERROR:
+            break;
         case 'c':
             a->cell = bptt_cell_find(optarg);
             if (!a->cell)
@@ -196,21 +223,21 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
                                optarg);
             break;
         case 'r':
-            rc = parse_real("--lr", optarg, 1e-12, 1e6, &a->lr);
+            /* absurd rates are allowed: their divergence is caught */
+            rc = parse_real("--lr", optarg, 1e-12, 1e38, &a->lr);
             break;
         case 'f':
             rc = cli_parse_format(CMD, optarg, &a->format);
             break;
         case 'd':
             a->dump_dir = optarg;
-            if (!*optarg)
-                rc = cli_error(EXIT_USAGE, CMD, "--dump-grads: empty "
-                               "directory name");
             break;
         case 'R':
             a->trace = optarg;
-            if (!*optarg)
-                rc = cli_error(EXIT_USAGE, CMD, "--trace: empty file name");
+            break;
+        case 'F':
+            rc = cli_parse_int(CMD, "--fail-alloc", optarg, 1, INT64_MAX / 2,
+                               &a->fail_alloc);
             break;
         case 'h':
             *help = 1;
@@ -228,6 +255,15 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
                          "--length 1000)");
     if (a->lr == 0)
         a->lr = strcmp(a->optimizer, "adam") == 0 ? 1e-3 : 0.1;
+    /* the outputs, written at the end, must be writable now */
+    if (a->dump_dir &&
+        (rc = cli_check_output(CMD, "--dump-grads", a->dump_dir, 1)) != 0)
+        return rc;
+    if (a->trace && (rc = cli_check_output(CMD, "--trace", a->trace, 0)) != 0)
+        return rc;
+    if (a->dump_dir && a->trace && strcmp(a->dump_dir, a->trace) == 0)
+        return cli_error(EXIT_USAGE, CMD, "--trace and --dump-grads both name "
+                         "'%s' (give them different names)", a->trace);
     return 0;
 }
 
@@ -242,50 +278,53 @@ static int parse_memory(const char *text, int64_t full_bytes,
                  {"TiB", 1LL << 40}, {"kB", 1000LL},      {"KB", 1000LL},
                  {"MB", 1000000LL},  {"GB", 1000000000LL}, {"B", 1}};
     const size_t n = strlen(text);
+    int rc = -1;
     if (n > 5 && strcmp(text + n - 5, "slots") == 0) {
-        char buf[32];
         int64_t slots;
-        if (n - 5 >= sizeof buf)
-            goto bad;
-        memcpy(buf, text, n - 5);
-        buf[n - 5] = '\0';
-        if (cli_parse_budget(CMD, buf, 0, &slots))
-            return EXIT_USAGE;
-        if (slots > INT64_MAX / 4 / hidden_bytes)
-            goto range;
-        *out = slots * hidden_bytes;
-        return 0;
-    }
-    if (n > 1 && text[n - 1] == '%')
-        return cli_parse_budget(CMD, text, full_bytes, out);
-    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
-        const size_t k = strlen(units[u].suffix);
-        if (n > k && strcmp(text + n - k, units[u].suffix) == 0) {
+        rc = cli_budget_value(text, 0, &slots);
+        if (rc == 0 && slots > INT64_MAX / 4 / hidden_bytes)
+            rc = -2;
+        if (rc == 0)
+            *out = slots * hidden_bytes;
+    } else if (n > 1 && text[n - 1] == '%') {
+        rc = cli_budget_value(text, full_bytes, out);
+    } else {
+        for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+            const size_t k = strlen(units[u].suffix);
+            if (n <= k || strcmp(text + n - k, units[u].suffix) != 0)
+                continue;
             char buf[32];
             if (n - k >= sizeof buf)
-                goto bad;
+                break;
             memcpy(buf, text, n - k);
             buf[n - k] = '\0';
             char *end;
             errno = 0;
             double v = strtod(buf, &end);
-            if (end == buf || *end || errno == ERANGE || !(v >= 0) ||
-                buf[0] == '-' || buf[0] == ' ')
-                goto bad;
-            if (v * (double)units[u].mult > 4e18)
-                goto range;
+            if (end == buf || *end || !(v >= 0) ||
+                !(isdigit((unsigned char)buf[0]) || buf[0] == '.'))
+                break;
+            if (errno == ERANGE || v * (double)units[u].mult > 4e18) {
+                rc = -2;
+                break;
+            }
             *out = (int64_t)(v * (double)units[u].mult);
-            return 0;
+            rc = 0;
+            break;
         }
     }
-bad:
+    if (rc == 0)
+        return 0;
+    if (rc == -2)
+        return cli_error(EXIT_USAGE, CMD, "--memory: %s is out of range (give "
+                         "at most 4e18 bytes, e.g. 64MiB, or a share up to "
+                         "1000000%%)", text);
     return cli_error(EXIT_USAGE, CMD,
                      "--memory: '%s' is not a budget (give bytes with a unit, "
                      "e.g. 64MiB or 100000B, a share of full BPTT's "
-                     "checkpoint bytes, e.g. 5%%, or slots, e.g. 200slots)",
+                     "checkpoint bytes, e.g. 5%%, or slots, e.g. 200slots; "
+                     "one budget, not a list)",
                      text);
-range:
-    return cli_error(EXIT_USAGE, CMD, "--memory: %s is too large", text);
 }
 
 /* ---- output ----------------------------------------------------------- */
@@ -524,10 +563,181 @@ static int cmp_double(const void *x, const void *y)
     return (p > q) - (p < q);
 }
 
-static int64_t phys_bytes(void)
+/* The task's input width X and classes V before anything is allocated, and
+ * the bytes of its text file; or the error.  A text file's vocabulary is
+ * known only once it is read: X = V is bounded by 256 and by the file's
+ * length (the task checks --input against the real one). */
+static int task_sizes(const run_args *a, size_t *X, size_t *V,
+                      double *file_bytes)
 {
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    return pages > 0 && psize > 0 ? (int64_t)pages * psize : INT64_MAX;
+    const char *t = a->task;
+    *file_bytes = 0;
+    if (strcmp(t, "copy") == 0) {
+        *X = a->input ? (size_t)a->input : 16;
+        if (*X < 2)
+            return cli_error(EXIT_USAGE, CMD, "--input %" PRId64 " does not "
+                             "suit the copy task (it needs 2 or more: the "
+                             "blank and at least one symbol)", a->input);
+        *V = *X;
+        return 0;
+    }
+    if (strcmp(t, "adding") == 0) {
+        if (a->input && a->input != 2)
+            return cli_error(EXIT_USAGE, CMD, "--input %" PRId64 " does not "
+                             "suit the adding task (its input is 2 wide, a "
+                             "value and a marker: drop --input)", a->input);
+        if (a->length < 2)
+            return cli_error(EXIT_USAGE, CMD, "the adding task needs --length "
+                             "2 or more (two steps are marked)");
+        *X = 2;
+        *V = 16;
+        return 0;
+    }
+    if (strncmp(t, "text:", 5) != 0)
+        return cli_error(EXIT_USAGE, CMD, "--task: unknown task '%s' (use "
+                         "copy, adding or text:FILE)", t);
+    const char *path = t + 5;
+    struct stat sb;
+    if (!*path)
+        return cli_error(EXIT_USAGE, CMD, "--task text: names no file (give "
+                         "text:FILE)");
+    if (stat(path, &sb) != 0 || access(path, R_OK) != 0)
+        return cli_error(EXIT_USAGE, CMD, "--task %s: cannot read '%s' (%s)",
+                         t, path, strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return cli_error(EXIT_USAGE, CMD, "--task %s: '%s' is a directory "
+                         "(give a text file)", t, path);
+    if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode))
+        return cli_error(EXIT_USAGE, CMD, "--task %s: '%s' is not a regular "
+                         "file or a pipe (give a text file)", t, path);
+    double vocab = 256;
+    if (S_ISREG(sb.st_mode)) {
+        if (sb.st_size == 0)
+            return cli_error(EXIT_USAGE, CMD, "--task %s: '%s' is empty (give "
+                             "a text of at least --length + 1 = %" PRId64
+                             " bytes)", t, path, a->length + 1);
+        if ((double)sb.st_size < (double)a->length + 1)
+            return cli_error(EXIT_USAGE, CMD, "--task %s: '%s' has %lld "
+                             "bytes, fewer than --length + 1 = %" PRId64
+                             " (give a longer text or a smaller --length)",
+                             t, path, (long long)sb.st_size, a->length + 1);
+        *file_bytes = (double)sb.st_size;
+        if (*file_bytes < vocab)
+            vocab = *file_bytes;
+    }
+    if (a->input && (double)a->input > vocab)
+        return cli_error(EXIT_USAGE, CMD, "--input %" PRId64 " does not suit "
+                         "the text task (its input width is the number of "
+                         "distinct bytes of the text, at most %.0f: drop "
+                         "--input)", a->input, vocab);
+    *X = *V = a->input ? (size_t)a->input : (size_t)vocab;
+    return 0;
+}
+
+/* The parts of what a run holds that are known before anything is
+ * allocated, in bytes. */
+typedef struct {
+    double hidden, internal; /* one checkpointed state of each kind */
+    double full_ckpt;        /* full BPTT's checkpoints */
+    double fixed;            /* everything but checkpoints and the plan */
+} run_sizes;
+
+static void run_sizes_get(const run_args *a, size_t X, size_t V,
+                          double file_bytes, run_sizes *z)
+{
+    const double rb = (double)sizeof(real);
+    const double T = (double)a->length, B = (double)a->batch;
+    const double H = (double)a->hidden, L = (double)a->layers;
+    const double G = (double)a->cell->gates;
+    z->hidden = rb * L * (double)a->cell->hidden_vecs * B * H;
+    z->internal = rb * L * (double)a->cell->internal_vecs * B * H;
+    z->full_ckpt = z->internal * (a->length > 1 ? T - 1 : 1);
+    /* model.h: layer 0 W (G H, X + H) and b; layers 1.. W (G H, 2 H) and
+     * b; the output Wo (V, H) and bo */
+    const double params = rb * (G * H * ((double)X + H + 1) +
+                                (L - 1) * G * H * (2 * H + 1) +
+                                (double)V * (H + 1));
+    const double arenas = params * (2 +                          /* p, g */
+                                    (strcmp(a->optimizer, "adam") == 0
+                                         ? 2                     /* moments */
+                                         : 0) +
+                                    (a->dump_dir ? 1 : 0)); /* a copy */
+    const double data = rb * T * B * (double)X + 4 * T * B + file_bytes;
+    /* the executor's and the model's working set: the working internal
+     * state, running states and carries, per-layer and output buffers */
+    const double working = z->internal + 4 * z->hidden +
+                           rb * B * ((double)X + H) * (G + 2) * L +
+                           rb * B * (double)V;
+    z->fixed = arenas + data + working;
+}
+
+/* The one-line refusal of sizes that need more than the machine has. */
+static int too_big(const char *what, double need, const char *advice)
+{
+    char n[32], h[32];
+    return cli_error(EXIT_USAGE, CMD, "%s %s, more than this machine's %s; %s",
+                     what, cli_bytes_text(n, sizeof n, need),
+                     cli_bytes_text(h, sizeof h, (double)cli_phys_bytes()),
+                     advice);
+}
+
+/* Everything the run needs before anything is allocated: the task and its
+ * sizes, the memory it would hold, the budget.  Fills *X, *V, *z and
+ * *budget_bytes, or prints the error and returns the exit code. */
+static int preflight(const run_args *a, size_t *X, size_t *V, run_sizes *z,
+                     int64_t *budget_bytes)
+{
+    double file_bytes;
+    int rc = task_sizes(a, X, V, &file_bytes);
+    if (rc)
+        return rc;
+    const double phys = (double)cli_phys_bytes();
+    const double data = (double)sizeof(real) * (double)a->length *
+                        (double)a->batch * (double)(*X + 1);
+    if (data + file_bytes > phys)
+        return too_big("the data alone (length x batch x input) needs",
+                       data + file_bytes,
+                       "use a smaller --length or --batch");
+    run_sizes_get(a, *X, *V, file_bytes, z);
+    /* at least one stored state besides the working set */
+    if (z->fixed + z->hidden > phys)
+        return too_big("these sizes need at least", z->fixed + z->hidden,
+                       "use smaller --hidden, --batch, --length or --layers");
+    if ((rc = parse_memory(a->memory, (int64_t)z->full_ckpt,
+                           (int64_t)z->hidden, budget_bytes)) != 0)
+        return rc;
+    /* A budget above full BPTT's needs is fine as given (the plan holds no
+     * more than it needs); what the plan can hold must fit in memory. */
+    const double held = fmin((double)*budget_bytes, z->full_ckpt + z->hidden);
+    if (z->fixed + held > phys) {
+        char c[32];
+        char what[96];
+        snprintf(what, sizeof what, "with %s of checkpoints this run would "
+                 "hold up to", cli_bytes_text(c, sizeof c, held));
+        return too_big(what, z->fixed + held,
+                       "give a smaller --memory, e.g. 5%");
+    }
+    return 0;
+}
+
+/* The error line of an iteration that made a NaN or an infinity: in the
+ * loss (w NULL) or in an arena ("gradient", "parameter"). */
+static int diverged(const run_args *a, int64_t it, const char *arena,
+                    int status, const bptt_nonfinite *w)
+{
+    char what[160], more[64] = "";
+    if (w && w->count > 1)
+        snprintf(more, sizeof more, " (and %zu more values)", w->count - 1);
+    if (!w)
+        snprintf(what, sizeof what, "the loss is %s",
+                 bptt_finite_str(status));
+    else
+        snprintf(what, sizeof what, "%s %s[%zu, %zu] is %s%s", arena,
+                 *w->tensor ? w->tensor : "?", w->row, w->col,
+                 bptt_finite_str(status), more);
+    return cli_error(1, CMD, "iteration %" PRId64 " of %" PRId64 ": %s; the "
+                     "training diverged (try a smaller --lr than %g); nothing "
+                     "was written", it + 1, a->iters, what, a->lr);
 }
 
 int cli_run(int argc, char **argv)
@@ -542,101 +752,32 @@ int cli_run(int argc, char **argv)
     if (rc)
         return rc;
 
-    if (a.dump_dir) {
-        struct stat sb;
-        if (stat(a.dump_dir, &sb) == 0 && (!S_ISDIR(sb.st_mode) ||
-                                           rmdir(a.dump_dir) != 0))
-            return cli_error(EXIT_USAGE, CMD,
-                             "--dump-grads: '%s' exists and is not an empty "
-                             "directory (remove it or name another)",
-                             a.dump_dir);
-    }
-
-    bptt_mem *mem = bptt_mem_alloc();
-    if (!mem)
-        return cli_error(1, CMD, "out of memory");
+    /* every check before the first allocation */
+    size_t X = 0, V = 0;
+    run_sizes z = {0, 0, 0, 0};
+    int64_t budget_bytes = 0;
+    if ((rc = preflight(&a, &X, &V, &z, &budget_bytes)) != 0)
+        return rc;
     const size_t T = (size_t)a.length, B = (size_t)a.batch;
     const size_t H = (size_t)a.hidden, L = (size_t)a.layers;
-
-    /* The data must fit before it is drawn (the input width is known here
-     * but for text, whose vocabulary is at least 1). */
-    {
-        const double xw = a.input ? (double)a.input
-                          : strcmp(a.task, "adding") == 0 ? 2
-                          : strcmp(a.task, "copy") == 0   ? 16
-                                                           : 1;
-        const double data = (double)sizeof(real) * (double)T * (double)B *
-                            (xw + 1);
-        if (data > (double)phys_bytes()) {
-            bptt_mem_free(mem);
-            return cli_error(EXIT_USAGE, CMD,
-                             "the data alone (length x batch x input) needs "
-                             "%.3g GiB, more than this machine's %.3g GiB; use "
-                             "a smaller --length or --batch",
-                             data / 1073741824.0,
-                             (double)phys_bytes() / 1073741824.0);
-        }
-    }
-
-    /* data first: it fixes the input width and the classes */
-    bptt_task *task = NULL;
-    int terr = bptt_task_alloc(&task, a.task, T, B, (size_t)a.input,
-                               (unsigned long)a.seed, mem);
-    if (terr != BPTT_TASK_OK) {
-        bptt_mem_free(mem);
-        return cli_error(terr == BPTT_TASK_NOMEM ? 1 : EXIT_USAGE, CMD,
-                         "--task %s: %s", a.task, bptt_task_strerror(terr));
-    }
-    const size_t X = bptt_task_input_width(task), V = bptt_task_classes(task);
-
-    /* sizes: every byte the run will hold, before holding any */
-    const size_t G = a.cell->gates;
-    const double rb = (double)sizeof(real);
-    const double hb = rb * (double)(L * a.cell->hidden_vecs * B * H);
-    const double sb = rb * (double)(L * a.cell->internal_vecs * B * H);
-    const double params = rb * ((double)G * H * ((double)X + H + 1) +
-                                (double)(L - 1) * G * H * (2.0 * H + 1) +
-                                (double)V * (H + 1));
-    const double opt = strcmp(a.optimizer, "adam") == 0 ? 2 * params : 0;
-    const double full_ckpt = sb * (double)(T > 1 ? T - 1 : 1);
-    const double need = 2 * params + opt + rb * (double)T * B * (X + 1) +
-                        sb + 4 * hb + rb * (double)B * (X + H) * (G + 2);
-    if (need + hb > (double)phys_bytes() || hb > 1e15) {
-        bptt_task_free(task);
-        bptt_mem_free(mem);
-        return cli_error(EXIT_USAGE, CMD,
-                         "these sizes need at least %.3g GiB before any "
-                         "checkpoint, more than this machine's %.3g GiB; use "
-                         "smaller --hidden, --batch, --length or --layers",
-                         (need + hb) / 1073741824.0,
-                         (double)phys_bytes() / 1073741824.0);
-    }
-
+    const double hb = z.hidden, sb = z.internal, full_ckpt = z.full_ckpt;
     bptt_units u;
     bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb);
-    int64_t budget_bytes;
-    if ((rc = parse_memory(a.memory, (int64_t)full_ckpt, (int64_t)hb,
-                           &budget_bytes)) != 0) {
-        bptt_task_free(task);
-        bptt_mem_free(mem);
-        return rc;
-    }
-    /* A budget above full BPTT's needs is fine as given (the plan holds no
-     * more than it needs); what the plan can hold must fit in memory. */
-    const double held = (double)budget_bytes < full_ckpt + hb
-                            ? (double)budget_bytes
-                            : full_ckpt + hb;
-    if (need + held > (double)phys_bytes()) {
-        bptt_task_free(task);
-        bptt_mem_free(mem);
-        return cli_error(EXIT_USAGE, CMD,
-                         "this run would hold up to %.3g GiB (%.3g GiB of "
-                         "checkpoints), more than this machine's %.3g GiB; "
-                         "give a smaller --memory, e.g. 5%%",
-                         (need + held) / 1073741824.0, held / 1073741824.0,
-                         (double)phys_bytes() / 1073741824.0);
-    }
     const int64_t budget_units = budget_bytes / u.quantum;
+    /* a budget below the smallest feasible one is refused before any
+     * table is built */
+    const int64_t min_units = bptt_strategy_min_budget(
+        a.strategy, T, u.hidden_units, u.internal_units, NULL);
+    if (budget_units < min_units) {
+        const int64_t min_bytes = min_units * u.quantum;
+        return cli_error(EXIT_INFEASIBLE, CMD,
+                         "budget %" PRId64 " bytes (%s) is infeasible for %s "
+                         "at length %zu; the smallest feasible budget is "
+                         "%" PRId64 " bytes (%.4g%% of full BPTT's %.0f)",
+                         budget_bytes, a.memory, a.strategy->name, T,
+                         min_bytes, 100.0 * (double)min_bytes / full_ckpt,
+                         full_ckpt);
+    }
 
     int threads = (int)a.threads;
 #ifdef _OPENMP
@@ -648,34 +789,36 @@ int cli_run(int argc, char **argv)
 #endif
     openblas_set_num_threads(threads);
 
-    /* plan once: a budget below the smallest feasible one is refused
-     * before any table is built */
-    const int64_t min_units = bptt_strategy_min_budget(
-        a.strategy, T, u.hidden_units, u.internal_units, NULL);
-    if (budget_units < min_units) {
-        bptt_task_free(task);
-        bptt_mem_free(mem);
-        const int64_t min_bytes = min_units * u.quantum;
-        return cli_error(EXIT_INFEASIBLE, CMD,
-                         "budget %" PRId64 " bytes (%s) is infeasible for %s "
-                         "at length %zu; the smallest feasible budget is "
-                         "%" PRId64 " bytes (%.4g%% of full BPTT's %.0f)",
-                         budget_bytes, a.memory, a.strategy->name, T,
-                         min_bytes, 100.0 * (double)min_bytes / full_ckpt,
-                         full_ckpt);
-    }
+    /* plan once: the table and the plan are checked against memory before
+     * they are made */
     bptt_table *tb = NULL;
     bptt_plan *plan = NULL;
-    bptt_table_options topts = {.threads = threads};
+    bptt_table_options topts = {.threads = threads,
+                                .min_budget = budget_units};
     rc = bptt_table_alloc(&tb, a.strategy, T, u.hidden_units,
                           u.internal_units, budget_units, &topts);
     if (rc != BPTT_OK) {
-        bptt_task_free(task);
-        bptt_mem_free(mem);
-        return cli_error(rc == BPTT_ETOOBIG ? EXIT_USAGE : 1, CMD,
-                         "cannot plan length %zu with a budget of %" PRId64
-                         " bytes: %s; use a smaller --length or --memory",
-                         T, budget_bytes, bptt_strerror(rc));
+        char budget[96];
+        snprintf(budget, sizeof budget, "a budget of %s (%" PRId64 " bytes)",
+                 a.memory, budget_bytes);
+        return cli_table_error(CMD, rc, a.strategy, T, u.hidden_units,
+                               u.internal_units, budget_units, budget);
+    }
+    if ((rc = cli_plan_fits(CMD, tb, budget_units)) != 0) {
+        bptt_table_free(tb);
+        return rc;
+    }
+    /* the plan is held for the whole run, beside everything else */
+    const double plan_bytes =
+        cli_plan_bytes(T, bptt_table_cost(tb, budget_units));
+    const double held = fmin((double)budget_bytes, full_ckpt + hb);
+    if (z.fixed + held + plan_bytes > (double)cli_phys_bytes()) {
+        bptt_table_free(tb);
+        char p[32], what[96];
+        snprintf(what, sizeof what, "with its plan (up to %s) this run would "
+                 "hold up to", cli_bytes_text(p, sizeof p, plan_bytes));
+        return too_big(what, z.fixed + held + plan_bytes,
+                       "use a smaller --length");
     }
     rc = bptt_table_plan(tb, budget_units, &plan, NULL);
     bptt_plan_stats ps;
@@ -684,8 +827,6 @@ int cli_run(int argc, char **argv)
     bptt_table_free(tb);
     if (rc != BPTT_OK) {
         bptt_plan_free(plan);
-        bptt_task_free(task);
-        bptt_mem_free(mem);
         return cli_error(1, CMD, "planning failed: %s", bptt_strerror(rc));
     }
 
@@ -696,17 +837,37 @@ int cli_run(int argc, char **argv)
     r.plan_forward_ops = ps.forward_ops;
     r.hidden_bytes = (size_t)hb;
     r.internal_bytes = (size_t)sb;
-    r.classes = V;
-    r.input = X;
     r.threads = threads;
 
+    bptt_mem *mem = bptt_mem_alloc();
+    if (!mem) {
+        bptt_plan_free(plan);
+        return cli_error(1, CMD, "out of memory");
+    }
+    if (a.fail_alloc)
+        bptt_mem_fail_at(mem, (size_t)a.fail_alloc);
+
+    bptt_task *task = NULL;
     bptt_model *model = NULL;
     bptt_optimizer *optim = NULL;
     real *params_before = NULL;
     double *secs = calloc((size_t)a.iters, sizeof(double));
     double *losses = calloc((size_t)a.iters, sizeof(double));
     double *norms = calloc((size_t)a.iters, sizeof(double));
-    rc = bptt_model_alloc(&model, a.cell, L, B, X, H, V,
+    int terr = bptt_task_alloc(&task, a.task, T, B, (size_t)a.input,
+                               (unsigned long)a.seed, mem);
+    if (terr != BPTT_TASK_OK) {
+        rc = cli_error(terr == BPTT_TASK_NOMEM ? 1 : EXIT_USAGE, CMD,
+                       "--task %s: %s%s", a.task, bptt_task_strerror(terr),
+                       terr == BPTT_TASK_NOMEM && a.fail_alloc
+                           ? " (--fail-alloc)"
+                           : "");
+        goto out;
+    }
+    r.input = bptt_task_input_width(task);
+    r.classes = bptt_task_classes(task);
+
+    rc = bptt_model_alloc(&model, a.cell, L, B, r.input, H, r.classes,
                           (unsigned long)a.seed, mem);
     if (rc == BPTT_OK)
         rc = bptt_optimizer_alloc(&optim, a.optimizer, a.lr, model, mem);
@@ -728,6 +889,18 @@ int cli_run(int argc, char **argv)
         secs[it] = cli_seconds() - t0;
         if (rc != BPTT_OK)
             break;
+        /* NaN or infinity: stop here, naming where */
+        bptt_nonfinite w;
+        int fs = bptt_finite_value(r.ex.loss);
+        if (fs != BPTT_FINITE_OK) {
+            rc = diverged(&a, it, "", fs, NULL);
+            goto out;
+        }
+        if ((fs = bptt_finite_scan(model, model->grads, &w)) !=
+            BPTT_FINITE_OK) {
+            rc = diverged(&a, it, "gradient", fs, &w);
+            goto out;
+        }
         if (it == 0)
             r.loss_first = r.ex.loss;
         r.loss_last = r.ex.loss;
@@ -739,44 +912,57 @@ int cli_run(int argc, char **argv)
             memcpy(params_before, model->params,
                    model->n_params * sizeof(real));
         bptt_optimizer_step(optim, model);
+        if ((fs = bptt_finite_scan(model, model->params, &w)) !=
+            BPTT_FINITE_OK) {
+            rc = diverged(&a, it, "after the update, parameter", fs, &w);
+            goto out;
+        }
     }
-    if (rc == BPTT_OK) {
-        r.seconds_first = secs[0];
-        if (a.iters > 1) {
-            qsort(secs + 1, (size_t)a.iters - 1, sizeof(double), cmp_double);
-            r.seconds_per_iter = secs[1 + (a.iters - 1) / 2];
-        } else {
-            r.seconds_per_iter = secs[0];
-        }
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        r.rss_peak_bytes = (int64_t)ru.ru_maxrss * 1024;
-        if (a.dump_dir) {
-            int err = dump_grads(a.dump_dir, model, &batch, params_before);
-            if (err)
-                rc = cli_error(1, CMD, "--dump-grads %s: %s", a.dump_dir,
-                               strerror(err));
-        }
-        if (rc == BPTT_OK && a.trace) {
-            int err = write_trace(a.trace, (size_t)a.iters, losses, norms,
-                                  secs);
-            if (err)
-                rc = cli_error(1, CMD, "--trace %s: %s", a.trace,
-                               strerror(err));
-        }
-        if (rc == BPTT_OK)
-            print_result(&a, &r);
+    if (rc != BPTT_OK) {
+        rc = cli_error(1, CMD, "training failed: %s%s", bptt_strerror(rc),
+                       rc == BPTT_ENOMEM && a.fail_alloc ? " (--fail-alloc)"
+                                                         : "");
+        goto out;
+    }
+
+    r.seconds_first = secs[0];
+    if (a.iters > 1) {
+        qsort(secs + 1, (size_t)a.iters - 1, sizeof(double), cmp_double);
+        r.seconds_per_iter = secs[1 + (a.iters - 1) / 2];
     } else {
-        rc = cli_error(1, CMD, "training failed: %s", bptt_strerror(rc));
+        r.seconds_per_iter = secs[0];
     }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    r.rss_peak_bytes = (int64_t)ru.ru_maxrss * 1024;
+    /* the outputs: all of them, or none */
+    if (a.trace) {
+        int err = write_trace(a.trace, (size_t)a.iters, losses, norms, secs);
+        if (err) {
+            rc = cli_error(1, CMD, "--trace %s: %s", a.trace, strerror(err));
+            goto out;
+        }
+    }
+    if (a.dump_dir) {
+        int err = dump_grads(a.dump_dir, model, &batch, params_before);
+        if (err) {
+            if (a.trace)
+                unlink(a.trace);
+            rc = cli_error(1, CMD, "--dump-grads %s: %s", a.dump_dir,
+                           strerror(err));
+            goto out;
+        }
+    }
+    print_result(&a, &r);
+out:
     free(params_before);
     free(secs);
     free(losses);
     free(norms);
     bptt_optimizer_free(optim, mem);
     bptt_model_free(model);
-    bptt_plan_free(plan);
     bptt_task_free(task);
+    bptt_plan_free(plan);
     bptt_mem_free(mem);
     return rc;
 }

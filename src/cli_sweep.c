@@ -360,9 +360,9 @@ static const key_def keys[N_KEYS] = {
     [K_STRATEGY] = {"strategy", KIND_NAME, IN_PLAN | IN_RUN, 0, 0},
     [K_CELL] = {"cell", KIND_NAME, IN_RUN, 0, 0},
     [K_LAYERS] = {"layers", KIND_INT, IN_RUN, 1, BPTT_MAX_LAYERS},
-    [K_INPUT] = {"input", KIND_INT, IN_RUN, 1, (int64_t)1 << 24},
-    [K_HIDDEN] = {"hidden", KIND_INT, IN_RUN, 1, (int64_t)1 << 24},
-    [K_BATCH] = {"batch", KIND_INT, IN_RUN, 1, (int64_t)1 << 24},
+    [K_INPUT] = {"input", KIND_INT, IN_RUN, 1, ((int64_t)1 << 24) - 1},
+    [K_HIDDEN] = {"hidden", KIND_INT, IN_RUN, 1, ((int64_t)1 << 24) - 1},
+    [K_BATCH] = {"batch", KIND_INT, IN_RUN, 1, ((int64_t)1 << 24) - 1},
     [K_LENGTH] = {"length", KIND_INT, IN_PLAN | IN_RUN, 1, INT32_MAX - 1},
     [K_ALPHA] = {"alpha", KIND_INT, IN_PLAN, 1, 1000000},
     [K_MEMORY] = {"memory", KIND_MEMORY, IN_PLAN | IN_RUN, 0, 0},
@@ -442,19 +442,20 @@ static char *trim(char *s)
     return s;
 }
 
-/* Reads `key = value` lines into the keys the command line left unset. */
-static int read_config(sweep *s, const char *path, const int *from_cli)
+/* Reads the `key = value` lines of text (len bytes and a NUL: the contents
+ * of the config file `path`, which messages name; changed in place) into
+ * the keys the command line left unset. */
+static int parse_config(sweep *s, const char *path, char *text, size_t len,
+                        const int *from_cli)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return cli_error(EXIT_USAGE, CMD, "--config: cannot read '%s' (%s); "
-                         "give a readable file of 'key = value' lines",
-                         path, strerror(errno));
     int first_line[N_KEYS] = {0};
-    char *line = NULL;
-    size_t cap = 0;
     int lineno = 0, rc = 0;
-    while (rc == 0 && getline(&line, &cap, f) != -1) {
+    char *const end = text + len;
+    for (char *line = text, *next; rc == 0 && line < end; line = next) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        next = nl ? nl + 1 : end;
+        if (nl)
+            *nl = '\0';
         lineno++;
         /* a comment starts with # at the start or after white space */
         for (char *p = line; *p; p++)
@@ -502,8 +503,33 @@ static int read_config(sweep *s, const char *path, const int *from_cli)
         set_key(s, k, val, label.p);
         free(label.p);
     }
-    free(line);
-    fclose(f);
+    return rc;
+}
+
+/* Reads the config file at path (--config) into the keys the command line
+ * left unset. */
+static int read_config(sweep *s, const char *path, const int *from_cli)
+{
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text)
+        return cli_error(EXIT_USAGE, CMD, "--config: cannot read '%s' (%s); "
+                         "give a readable file of 'key = value' lines",
+                         path, strerror(errno));
+    /* a file without a setting is not a config: a wrong or truncated one */
+    int any = 0;
+    for (const char *p = text; p < text + len && !any; p++) {
+        while (p < text + len && (*p == ' ' || *p == '\t' || *p == '\r'))
+            p++;
+        any = p < text + len && *p != '\n' && *p != '#';
+        while (p < text + len && *p != '\n')
+            p++;
+    }
+    const int rc = any ? parse_config(s, path, text, len, from_cli)
+                       : cli_error(EXIT_USAGE, CMD, "--config: '%s' holds no "
+                                   "settings (give 'key = value' lines, e.g. "
+                                   "length = 100:1000:100)", path);
+    free(text);
     return rc;
 }
 
@@ -786,7 +812,8 @@ static int parse_real(const char *label, const char *text, double lo,
     char *end;
     errno = 0;
     const double v = strtod(text, &end);
-    if (end == text || *end || errno == ERANGE || !(v >= lo) || !(v <= hi))
+    if (end == text || *end || errno == ERANGE || !(v >= lo) || !(v <= hi) ||
+        !((*text >= '0' && *text <= '9') || *text == '.'))
         return cli_error(EXIT_USAGE, CMD, "%s: '%s' is not a number in [%g, "
                          "%g]", label, text, lo, hi);
     return 0;
@@ -828,15 +855,24 @@ static int build_grid(sweep *s)
                          "or adam)", set[K_OPTIMIZER].label,
                          set[K_OPTIMIZER].text);
     if (set[K_LR].text &&
-        (rc = parse_real(set[K_LR].label, set[K_LR].text, 1e-12, 1e6)) != 0)
+        (rc = parse_real(set[K_LR].label, set[K_LR].text, 1e-12, 1e38)) != 0)
         return rc;
     if (set[K_TASK].text) {
         const char *t = set[K_TASK].text;
         if (strncmp(t, "text:", 5) == 0) {
-            if (access(t + 5, R_OK) != 0)
+            struct stat sb;
+            if (access(t + 5, R_OK) != 0 || stat(t + 5, &sb) != 0)
                 return cli_error(EXIT_USAGE, CMD, "%s: cannot read the text "
                                  "file '%s' (%s)", set[K_TASK].label, t + 5,
                                  strerror(errno));
+            if (S_ISDIR(sb.st_mode) ||
+                (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode)))
+                return cli_error(EXIT_USAGE, CMD, "%s: '%s' is not a text "
+                                 "file (give a regular file)",
+                                 set[K_TASK].label, t + 5);
+            if (S_ISREG(sb.st_mode) && sb.st_size == 0)
+                return cli_error(EXIT_USAGE, CMD, "%s: the text file '%s' is "
+                                 "empty", set[K_TASK].label, t + 5);
         } else if (strcmp(t, "copy") != 0 && strcmp(t, "adding") != 0) {
             return cli_error(EXIT_USAGE, CMD, "%s: unknown task '%s' (use "
                              "copy, adding or text:FILE)", set[K_TASK].label,
@@ -1094,6 +1130,24 @@ static int infeasible_error(const sweep *s, size_t point, const char *what)
     return rc;
 }
 
+/* The forward ops of a feasible point's plan where they are known without
+ * a table (full, chen, hsm; INT64_MAX when too many to count), else -1. */
+static int64_t known_cost(const plan_point *p)
+{
+    const char *name = p->strategy->name;
+    const int64_t t = (int64_t)p->length;
+    if (strcmp(name, "full") == 0)
+        return t;
+    if (strcmp(name, "chen") == 0)
+        return bptt_chen_cost(p->length, bptt_chen_default_segment(p->length));
+    if (strcmp(name, "hsm") != 0)
+        return -1;
+    if (p->budget <= 1) /* C(t, 1) = t (t + 1) / 2, without the slow loop */
+        return (int64_t)((__int128)t * (t + 1) / 2);
+    const int64_t c = bptt_hsm_closed_cost(t, p->budget);
+    return c < 0 ? INT64_MAX : c;
+}
+
 /* Every plan point's budget against its smallest feasible one. */
 static int plan_preflight(const sweep *s)
 {
@@ -1109,6 +1163,12 @@ static int plan_preflight(const sweep *s)
                      p.budget, p.min);
             return infeasible_error(s, k, what);
         }
+        /* plans whose cost is known without a table must fit in memory
+         * (the others are checked when their table is built) */
+        const int64_t cost = p.budget >= p.min ? known_cost(&p) : -1;
+        if (cost >= 0 && (rc = cli_plan_cost_fits(CMD, p.strategy->name,
+                                                  p.length, p.budget, cost)))
+            return rc;
     }
     return 0;
 }
@@ -1162,14 +1222,11 @@ static int compute_plan(const sweep *s, const size_t *todo, size_t n,
             rc = bptt_table_alloc(&tb, first.strategy, first.length, 1,
                                   first.alpha, top, &opts);
             if (rc != BPTT_OK) {
-                char *d = point_desc(s, todo[i]);
-                rc = cli_error(1, CMD, "%s: cannot build the %s table for "
-                               "length %zu and budgets up to %" PRId64
-                               " slots (%s); use a smaller --length or "
-                               "--memory", d, first.strategy->name,
-                               first.length, top, bptt_strerror(rc));
-                free(d);
-                return rc;
+                char budget[64];
+                snprintf(budget, sizeof budget, "budgets up to %" PRId64
+                         " slots", top);
+                return cli_table_error(CMD, rc, first.strategy, first.length,
+                                       1, first.alpha, top, budget);
             }
         }
         for (; i < j && rc == 0; i++) {
@@ -1906,8 +1963,13 @@ static int run_direct(const sweep *s)
                   partial);
         goto out;
     }
-    if (rc)
+    if (rc) {
+        /* failed before its first record (a table that does not fit):
+         * leave nothing behind */
+        if (d.prog.before + d.prog.now == 0 && d.fd >= 0)
+            unlink(partial);
         goto out;
+    }
     if ((rc = write_result(s, header, d.rec)) != 0)
         goto out;
     unlink(partial);
@@ -2171,11 +2233,15 @@ static int parse_args(int argc, char **argv, sweep *s, int *help)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int from_cli[N_KEYS] = {0};
+    const char *seen[CLI_MAX_OPTIONS] = {NULL};
     int rc = 0, c, n_actions = 0;
     *help = 0;
     opterr = 0;
     optind = 1;
-    while (rc == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    while (rc == 0 &&
+           (c = cli_getopt(CMD, argc, argv, opts, seen, &rc)) != -1) {
+        if (c == CLI_OPT_ERROR)
+            break;
         if (c >= 0 && c < N_KEYS) {
             char label[32];
             snprintf(label, sizeof label, "--%s", keys[c].name);
@@ -2219,24 +2285,19 @@ static int parse_args(int argc, char **argv, sweep *s, int *help)
     if (s->action != ACT_LIST && (!s->out || !*s->out))
         return cli_error(EXIT_USAGE, CMD, "--out FILE is required (e.g. --out "
                          "sweep.jsonl)");
-    if (s->action != ACT_LIST) {
-        char *dir = xstrdup(s->out);
-        char *slash = strrchr(dir, '/');
-        struct stat sb;
-        if (slash && slash != dir)
-            *slash = '\0';
-        const int ok = !slash || stat(dir, &sb) == 0;
-        free(dir);
-        if (!ok || (slash && !S_ISDIR(sb.st_mode)))
-            return cli_error(EXIT_USAGE, CMD, "--out: the directory of '%s' "
-                             "does not exist (make it first)", s->out);
-        if (s->out[strlen(s->out) - 1] == '/')
-            return cli_error(EXIT_USAGE, CMD, "--out: '%s' names a directory; "
-                             "give a file name, e.g. %ssweep.jsonl", s->out,
+    /* FILE (and the job list) are renamed into place at the end: they must
+     * be writable files now, never a directory or a device */
+    if (s->action != ACT_LIST &&
+        (rc = cli_check_output(CMD, "--out", s->out, 0)) != 0)
+        return rc;
+    if (s->action == ACT_JOBS) {
+        if ((rc = cli_check_output(CMD, "--jobs", s->jobs_file, 0)) != 0)
+            return rc;
+        if (strcmp(s->jobs_file, s->out) == 0)
+            return cli_error(EXIT_USAGE, CMD, "--jobs and --out both name "
+                             "'%s' (give the job list another name)",
                              s->out);
     }
-    if (s->action == ACT_JOBS && !*s->jobs_file)
-        return cli_error(EXIT_USAGE, CMD, "--jobs: empty file name");
     return 0;
 }
 
@@ -2249,6 +2310,23 @@ static void sweep_free(sweep *s)
     for (int k = 0; k < N_AXES; k++)
         vals_free(&s->ax[k]);
     free(s->grid);
+}
+
+int cli_sweep_check_config(const char *path, const char *text, size_t len)
+{
+    sweep s;
+    memset(&s, 0, sizeof s);
+    const int from_cli[N_KEYS] = {0};
+    char *copy = xrealloc(NULL, len + 1);
+    if (len)
+        memcpy(copy, text, len);
+    copy[len] = '\0';
+    int rc = parse_config(&s, path, copy, len, from_cli);
+    free(copy);
+    if (rc == 0)
+        rc = build_grid(&s);
+    sweep_free(&s);
+    return rc;
 }
 
 int cli_sweep(int argc, char **argv)

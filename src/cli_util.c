@@ -1,11 +1,16 @@
 /* cli_util.c: parsing and error reporting shared by the subcommands. */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -27,6 +32,89 @@ int cli_option_error(const char *cmd, int c, char **argv)
                          "--help)", argv[optind - 1], cmd);
     return cli_error(EXIT_USAGE, cmd, "unknown option '%s' (see bptt %s "
                      "--help)", argv[optind - 1], cmd);
+}
+
+/* After '?': the error.  A short option in a cluster ("-xy") leaves optind
+ * on the cluster, one at its end moves past it; a long one ("--xyz[=v]")
+ * moves past it, and the options it abbreviates are named when there are
+ * several, or when it gives a value to an option that takes none. */
+static int unknown_option(const char *cmd, int argc, char **argv,
+                          const struct option *opts)
+{
+    const char *text = argv[optind - 1];
+    const int in_cluster = optind < argc && argv[optind][0] == '-' &&
+                           argv[optind][1] != '-' && optopt > 0 &&
+                           optopt < 128 && strchr(argv[optind], optopt);
+    if (strncmp(text, "--", 2) != 0 || in_cluster)
+        return cli_error(EXIT_USAGE, cmd, "unknown option '-%c' (options are "
+                         "long, e.g. --length; see bptt %s --help)",
+                         optopt > 0 && optopt < 128 ? optopt : '?', cmd);
+    const char *name = text + 2;
+    const size_t n = strcspn(name, "=");
+    char list[256] = "";
+    int hits = 0;
+    const struct option *hit = NULL;
+    for (const struct option *o = opts; o->name; o++)
+        if (n > 0 && strncmp(o->name, name, n) == 0) {
+            if (strlen(o->name) == n) { /* an exact name wins */
+                hits = 1;
+                hit = o;
+                break;
+            }
+            const size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s--%s",
+                     hits ? ", " : "", o->name);
+            hits++;
+            hit = o;
+        }
+    if (hits > 1)
+        return cli_error(EXIT_USAGE, cmd, "option '%.*s' is ambiguous: it "
+                         "abbreviates %s (give more of the name)",
+                         (int)(n + 2), text, list);
+    if (hits == 1 && name[n] == '=' && hit->has_arg == no_argument)
+        return cli_error(EXIT_USAGE, cmd, "--%s takes no value ('%s'; give "
+                         "--%s alone)", hit->name, text, hit->name);
+    return cli_error(EXIT_USAGE, cmd, "unknown option '%s' (see bptt %s "
+                     "--help)", text, cmd);
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv,
+               const struct option *opts, const char **seen, int *rc)
+{
+    int idx = -1;
+    optopt = 0;
+    const int c = getopt_long(argc, argv, ":h", opts, &idx);
+    if (c == -1)
+        return -1;
+    if (c == ':') {
+        *rc = cli_option_error(cmd, c, argv);
+        return CLI_OPT_ERROR;
+    }
+    if (c == '?') {
+        *rc = unknown_option(cmd, argc, argv, opts);
+        return CLI_OPT_ERROR;
+    }
+    if (idx < 0 || opts[idx].has_arg != required_argument)
+        return c;
+    const char *name = opts[idx].name;
+    /* "--length --memory 5": the value is the next option */
+    if (optarg[0] == '-' && optarg[1] == '-' &&
+        isalpha((unsigned char)optarg[2])) {
+        *rc = cli_error(EXIT_USAGE, cmd, "--%s needs a value, not the option "
+                        "'%s' (e.g. --%s VALUE; see bptt %s --help)", name,
+                        optarg, name, cmd);
+        return CLI_OPT_ERROR;
+    }
+    if (idx < CLI_MAX_OPTIONS) {
+        if (seen[idx] && strcmp(seen[idx], optarg) != 0) {
+            *rc = cli_error(EXIT_USAGE, cmd, "--%s is given twice ('%s', "
+                            "then '%s'); give it once", name, seen[idx],
+                            optarg);
+            return CLI_OPT_ERROR;
+        }
+        seen[idx] = optarg;
+    }
+    return c;
 }
 
 int cli_no_operands(const char *cmd, int argc, char **argv)
@@ -96,8 +184,7 @@ int cli_parse_format(const char *cmd, const char *text,
     return 0;
 }
 
-int cli_parse_budget(const char *cmd, const char *text, int64_t full,
-                     int64_t *out)
+int cli_budget_value(const char *text, int64_t full, int64_t *out)
 {
     const int64_t hi = INT64_MAX / 4;
     size_t n = strlen(text);
@@ -107,25 +194,40 @@ int cli_parse_budget(const char *cmd, const char *text, int64_t full,
         char buf[32];
         char *end;
         if (n - 1 >= sizeof buf)
-            goto bad;
+            return -1;
         memcpy(buf, text, n - 1);
         buf[n - 1] = '\0';
-        if (buf[0] == '-' || buf[0] == '+' || buf[0] == ' ')
-            goto bad;
-        errno = 0;
+        /* decimal digits and one point only: no sign, space, exponent,
+         * hex, "nan" or "inf" */
+        int digits = 0, points = 0;
+        for (const char *q = buf; *q; q++) {
+            digits += isdigit((unsigned char)*q) != 0;
+            points += *q == '.';
+            if (!isdigit((unsigned char)*q) && *q != '.')
+                return -1;
+        }
+        if (!digits || points > 1)
+            return -1;
         double p = strtod(buf, &end);
-        if (*end != '\0' || end == buf || errno == ERANGE || !(p >= 0) ||
-            p > 1e6)
-            goto bad;
+        if (*end != '\0' || end == buf || !(p >= 0))
+            return -1;
+        if (p > 1e6)
+            return -2;
         /* exact for the common whole percentages: full * p / 100 */
         double units = (double)full * p / 100.0;
         int64_t whole;
-        if (parse_whole(buf, strlen(buf), &whole) == 0)
-            v = (int64_t)((__int128)full * whole / 100);
+        if (parse_whole(buf, strlen(buf), &whole) == 0) {
+            /* compared before the conversion, which would wrap */
+            const __int128 w = (__int128)full * whole / 100;
+            if (w > hi)
+                return -2;
+            v = (int64_t)w;
+        } else if (units > (double)hi)
+            return -2;
         else
             v = (int64_t)units;
         if (v > hi)
-            goto range;
+            return -2;
         *out = v;
         return 0;
     }
@@ -133,18 +235,26 @@ int cli_parse_budget(const char *cmd, const char *text, int64_t full,
         n -= 5;
     int rc = parse_whole(text, n, &v);
     if (rc == -2 || (rc == 0 && (v < 0 || v > hi)))
-        goto range;
+        return -2;
     if (rc != 0)
-        goto bad;
+        return -1;
     *out = v;
     return 0;
-bad:
-    return cli_error(EXIT_USAGE, cmd,
-                     "--memory: '%s' is not a budget (give slots, e.g. 200 "
-                     "or 200slots, or a share of full BPTT's memory, e.g. "
-                     "5%%; lists: 5%%,10%%)",
-                     text);
-range:
+}
+
+int cli_parse_budget(const char *cmd, const char *text, int64_t full,
+                     int64_t *out)
+{
+    const int64_t hi = INT64_MAX / 4;
+    const int rc = cli_budget_value(text, full, out);
+    if (rc == 0)
+        return 0;
+    if (rc == -1)
+        return cli_error(EXIT_USAGE, cmd,
+                         "--memory: '%s' is not a budget (give slots, e.g. "
+                         "200 or 200slots, or a share of full BPTT's memory, "
+                         "e.g. 5%%; lists: 5%%,10%%)",
+                         text);
     return cli_error(EXIT_USAGE, cmd,
                      "--memory: %s is out of range (give 0 to %" PRId64
                      " slots, or a percentage up to 1000000%%)",
@@ -156,4 +266,84 @@ double cli_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int64_t cli_phys_bytes(void)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psize > 0 ? (int64_t)pages * psize : INT64_MAX;
+}
+
+const char *cli_bytes_text(char *buf, size_t cap, double bytes)
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB",
+                                       "PiB", "EiB"};
+    int u = 0;
+    double v = bytes;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%.0f bytes", v);
+    else
+        snprintf(buf, cap, "%.3g %s", v, unit[u]);
+    return buf;
+}
+
+/* The directory part of path ("." when it has none) into buf. */
+static void dir_of(const char *path, char *buf, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(buf, cap, ".");
+    else if (slash == path)
+        snprintf(buf, cap, "/");
+    else
+        snprintf(buf, cap, "%.*s", (int)(slash - path), path);
+}
+
+int cli_check_output(const char *cmd, const char *opt, const char *path,
+                     int is_dir)
+{
+    if (!*path)
+        return cli_error(EXIT_USAGE, cmd, "%s: empty %s name", opt,
+                         is_dir ? "directory" : "file");
+    if (path[strlen(path) - 1] == '/' && !is_dir)
+        return cli_error(EXIT_USAGE, cmd, "%s: '%s' names a directory; give "
+                         "a file name, e.g. %sout.csv", opt, path, path);
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (is_dir) {
+            int empty = 0;
+            DIR *d = S_ISDIR(sb.st_mode) ? opendir(path) : NULL;
+            if (d) {
+                struct dirent *e;
+                empty = 1;
+                while (empty && (e = readdir(d)) != NULL)
+                    empty = strcmp(e->d_name, ".") == 0 ||
+                            strcmp(e->d_name, "..") == 0;
+                closedir(d);
+            }
+            if (!empty)
+                return cli_error(EXIT_USAGE, cmd, "%s: '%s' exists and is "
+                                 "not an empty directory (remove it or name "
+                                 "another)", opt, path);
+        } else if (!S_ISREG(sb.st_mode)) {
+            /* it is replaced by a rename: never a directory or a device */
+            return cli_error(EXIT_USAGE, cmd, "%s: '%s' exists and is not a "
+                             "regular file (name a file to write)", opt,
+                             path);
+        }
+    }
+    char dir[4096];
+    dir_of(path, dir, sizeof dir);
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return cli_error(EXIT_USAGE, cmd, "%s: the directory of '%s' does not "
+                         "exist (make it first)", opt, path);
+    if (access(dir, W_OK | X_OK) != 0)
+        return cli_error(EXIT_USAGE, cmd, "%s: cannot write in '%s' (%s); "
+                         "name a %s in a writable directory", opt, dir,
+                         strerror(errno), is_dir ? "directory" : "file");
+    return 0;
 }

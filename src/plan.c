@@ -12,10 +12,12 @@
  *   - backward ops run t, t-1, ..., 1, each with s(i) stored or working;
  *   - a plan ends with every backward done and nothing stored.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bptt.h"
+#include "table_impl.h"
 
 static const char *const op_names[BPTT_N_OPS] = {
     "advance",          "save_hidden",  "save_internal",
@@ -70,13 +72,46 @@ const char *bptt_violation_str(int violation)
                : "unknown violation";
 }
 
+/* ---- the planner's allocations (one counter, for failure tests) ------ */
+
+static _Atomic size_t n_allocs;  /* allocations so far */
+static _Atomic size_t fail_when; /* 0: never; else fail the one with this number */
+
+void bptt_alloc_fail_at(size_t n)
+{
+    atomic_store(&fail_when, n ? atomic_load(&n_allocs) + n : 0);
+}
+
+size_t bptt_alloc_count(void) { return atomic_load(&n_allocs); }
+
+static int planner_alloc_fails(void)
+{
+    const size_t k = atomic_fetch_add(&n_allocs, 1) + 1;
+    return k == atomic_load(&fail_when);
+}
+
+void *planner_malloc(size_t n)
+{
+    return planner_alloc_fails() ? NULL : malloc(n);
+}
+
+void *planner_calloc(size_t n, size_t size)
+{
+    return planner_alloc_fails() ? NULL : calloc(n, size);
+}
+
+void *planner_realloc(void *p, size_t n)
+{
+    return planner_alloc_fails() ? NULL : realloc(p, n);
+}
+
 int bptt_plan_alloc(bptt_plan **out, size_t t, int64_t h, int64_t s,
                     int64_t m)
 {
     *out = NULL;
     if (t < 1 || t > UINT32_MAX - 1 || h < 1 || s < h || m < 0)
         return BPTT_EINVAL;
-    bptt_plan *p = calloc(1, sizeof *p);
+    bptt_plan *p = planner_calloc(1, sizeof *p);
     if (!p)
         return BPTT_ENOMEM;
     p->length = t;
@@ -103,7 +138,7 @@ int bptt_plan_push(bptt_plan *plan, int op, size_t step)
         size_t cap = plan->capacity ? 2 * plan->capacity : 64;
         if (cap > SIZE_MAX / sizeof(bptt_action))
             return BPTT_ENOMEM;
-        bptt_action *a = realloc(plan->actions, cap * sizeof *a);
+        bptt_action *a = planner_realloc(plan->actions, cap * sizeof *a);
         if (!a)
             return BPTT_ENOMEM;
         plan->actions = a;
@@ -124,7 +159,7 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
     st->n_actions = plan->n_actions;
     const size_t t = plan->length;
     const int64_t h = plan->hidden_units, s = plan->internal_units;
-    unsigned char *flag = calloc(t + 1, 1); /* (t+1) */
+    unsigned char *flag = planner_calloc(t + 1, 1); /* (t+1) */
     if (!flag)
         return BPTT_ENOMEM;
 
@@ -169,7 +204,8 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
                 v = BPTT_V_NO_WORKING;
             else if (flag[i] & bit)
                 v = BPTT_V_ALREADY_STORED;
-            else if (stored + (internal ? s : h) > plan->budget)
+            /* stored <= budget here: no overflow, whatever the units */
+            else if ((internal ? s : h) > plan->budget - stored)
                 v = BPTT_V_OVER_BUDGET;
             else {
                 flag[i] |= (unsigned char)bit;

@@ -395,7 +395,7 @@ static int group_advance(const fast_dp *d, col_state *c, group_state *w,
     const int64_t F = c->full, jlo = len - F - gp->sh, jhi = len - 2;
     if (!w->ready) {
         w->cap = (size_t)F + 2;
-        w->q = malloc(w->cap * sizeof *w->q);
+        w->q = planner_malloc(w->cap * sizeof *w->q);
         if (!w->q)
             return -1;
         w->head = w->n = 0;
@@ -554,7 +554,7 @@ static int note_vertex(const fast_dp *d, int kind, int64_t m, size_t len)
     col_state *c = col(d, kind, m);
     if (c->nv % VTX_BLOCK == 0 &&
         !(c->vtx[c->nv / VTX_BLOCK] =
-              malloc(VTX_BLOCK * sizeof **c->vtx)))
+              planner_malloc(VTX_BLOCK * sizeof **c->vtx)))
         return -1;
     c->vtx[c->nv / VTX_BLOCK][c->nv % VTX_BLOCK] = (int32_t)(len - 1);
     c->nv++;
@@ -609,14 +609,14 @@ static int fast_build(bptt_table *tb, int64_t ncols, int nt)
     fast_dp d = {tb, NULL, ncols};
     const size_t ncs = (size_t)tb->kinds * (size_t)ncols;
     const size_t nblocks = tb->t / VTX_BLOCK + 1;
-    d.cs = calloc(ncs, sizeof *d.cs);
+    d.cs = planner_calloc(ncs, sizeof *d.cs);
     if (!d.cs)
         return BPTT_ENOMEM;
     _Atomic int failed = 0;
     _Atomic int64_t next = 0;
     for (size_t i = 0; i < ncs; i++) {
         atomic_init(&d.cs[i].published, 0);
-        if (!(d.cs[i].vtx = calloc(nblocks, sizeof *d.cs[i].vtx)))
+        if (!(d.cs[i].vtx = planner_calloc(nblocks, sizeof *d.cs[i].vtx)))
             atomic_store(&failed, 1);
     }
     const int kinds = tb->kinds;
@@ -701,7 +701,10 @@ static int32_t closed_form_choice(int kind, size_t len, int64_t m, int64_t s)
     return (int32_t)(F + 1 < l - F + 1 ? F + 1 : l - F + 1);
 }
 
-static int dp_build(bptt_table *tb)
+/* What a DP table over lengths 0..t and budgets up to max_m holds: the
+ * stored width, the DP columns, the closed-form budget, the served range
+ * and the number of start kinds (set in tb from its strategy's rules). */
+static void dp_layout(bptt_table *tb)
 {
     /* Beyond max(t h, (t-1) s + h) every state that can ever be useful
      * fits at once, so no budget above it changes any cost. */
@@ -715,8 +718,6 @@ static int dp_build(bptt_table *tb)
     tb->fcol = INT64_MAX;
     tb->dpw = tb->width;
     tb->lo = 0;
-    if (tb->t > INT32_MAX)
-        return BPTT_ETOOBIG;
     if (!tb->reference && (tb->rules & RULE_INTERNAL) &&
         !(tb->rules & RULE_PAPER)) {
         const int64_t f = closed_form_from(tb->t, tb->s, tb->width);
@@ -726,26 +727,43 @@ static int dp_build(bptt_table *tb)
             if (tb->asked_lo >= f) { /* only closed-form budgets asked */
                 tb->dpw = -1;
                 tb->lo = f;
-                return BPTT_OK;
             }
         }
     }
+}
+
+/* Bytes of the stored columns (SIZE_MAX if they would not fit a size_t). */
+static size_t dp_bytes(const bptt_table *tb)
+{
+    const size_t T1 = tb->t + 1, M1 = (size_t)(tb->dpw + 1);
+    const size_t per = (sizeof(int64_t) + sizeof(int32_t)) * (size_t)tb->kinds;
+    if (M1 && M1 > SIZE_MAX / T1 / per)
+        return SIZE_MAX;
+    return M1 * T1 * per;
+}
+
+static int dp_build(bptt_table *tb)
+{
+    if (tb->t > INT32_MAX)
+        return BPTT_ETOOBIG;
+    dp_layout(tb);
+    if (tb->dpw < 0)
+        return BPTT_OK; /* closed form only */
 
     const size_t T1 = tb->t + 1;
     const size_t M1 = (size_t)tb->dpw + 1;
     const int kinds = tb->kinds;
-    if (M1 > SIZE_MAX / T1 / (sizeof(int64_t) + sizeof(int32_t)) / 2)
+    const size_t bytes = dp_bytes(tb);
+    if (bytes == SIZE_MAX)
         return BPTT_ETOOBIG;
     const size_t cells = M1 * T1;
-    const size_t bytes = cells * (sizeof(int64_t) + sizeof(int32_t)) *
-                         (size_t)kinds;
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psize > 0 &&
         bytes / 2 > (size_t)pages / 2 * (size_t)psize / 2)
         return BPTT_ETOOBIG; /* more than half of physical memory */
     for (int k = 0; k < kinds; k++) {
-        tb->cost[k] = malloc(cells * sizeof(int64_t));
-        tb->choice[k] = malloc(cells * sizeof(int32_t));
+        tb->cost[k] = planner_malloc(cells * sizeof(int64_t));
+        tb->choice[k] = planner_malloc(cells * sizeof(int32_t));
         if (!tb->cost[k] || !tb->choice[k])
             return BPTT_ENOMEM; /* bptt_table_free releases the rest */
     }
@@ -806,7 +824,7 @@ static int stack_push(task_stack *st, task tk)
 {
     if (st->n == st->cap) {
         size_t cap = st->cap ? 2 * st->cap : 64;
-        task *v = realloc(st->v, cap * sizeof *v);
+        task *v = planner_realloc(st->v, cap * sizeof *v);
         if (!v)
             return BPTT_ENOMEM;
         st->v = v;
@@ -1119,7 +1137,7 @@ int bptt_table_alloc(bptt_table **out, const bptt_strategy *strategy,
     if (!strategy || t < 1 || t > UINT32_MAX - 1 || h < 1 || s < h ||
         max_m < 0)
         return BPTT_EINVAL;
-    bptt_table *tb = calloc(1, sizeof *tb);
+    bptt_table *tb = planner_calloc(1, sizeof *tb);
     if (!tb)
         return BPTT_ENOMEM;
     tb->strategy = strategy;
@@ -1164,6 +1182,37 @@ const bptt_strategy *bptt_table_strategy(const bptt_table *tb)
 size_t bptt_table_bytes(const bptt_table *tb) { return tb->bytes; }
 int64_t bptt_table_min_served(const bptt_table *tb) { return tb->lo; }
 int64_t bptt_table_closed_form_from(const bptt_table *tb) { return tb->fcol; }
+
+size_t bptt_table_bytes_needed(const bptt_strategy *strategy, size_t t,
+                                int64_t h, int64_t s, int64_t max_m,
+                                const bptt_table_options *opts)
+{
+    bptt_table tb = {.strategy = strategy, .t = t, .h = h, .s = s,
+                     .max_m = max_m};
+    if (!strategy || t < 1 || t > INT32_MAX || h < 1 || s < h || max_m < 0)
+        return 0;
+    if (opts) {
+        tb.reference = opts->reference;
+        tb.asked_lo = opts->min_budget;
+    }
+    static const struct {
+        const bptt_strategy *st;
+        unsigned rules;
+    } dp[] = {{&bptt_strategy_hsm, RULE_HIDDEN},
+              {&bptt_strategy_ism, RULE_INTERNAL},
+              {&bptt_strategy_msm, RULE_HIDDEN | RULE_INTERNAL},
+              {&bptt_strategy_ism_paper, RULE_INTERNAL | RULE_PAPER},
+              {&bptt_strategy_msm_paper,
+               RULE_HIDDEN | RULE_INTERNAL | RULE_PAPER}};
+    for (size_t i = 0; i < sizeof dp / sizeof dp[0]; i++)
+        if (dp[i].st == strategy) {
+            tb.rules = dp[i].rules;
+            dp_layout(&tb);
+            const size_t b = dp_bytes(&tb);
+            return b == SIZE_MAX ? SIZE_MAX : b + sizeof tb;
+        }
+    return sizeof tb; /* full, chen: nothing beyond the object */
+}
 
 int64_t bptt_table_cost_at(const bptt_table *tb, size_t t, int64_t m)
 {

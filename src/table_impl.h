@@ -30,4 +30,10 @@ struct bptt_table {
     int64_t asked_lo;  /* the caller's smallest budget (options) */
 };
 
+/* Every allocation of the planner (plan.c, table.c) goes through these, so
+ * that bptt_alloc_fail_at() can fail any one of them. */
+void *planner_malloc(size_t n);
+void *planner_calloc(size_t n, size_t size);
+void *planner_realloc(void *p, size_t n);
+
 #endif

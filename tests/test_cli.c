@@ -1,20 +1,40 @@
 /* test_cli.c: the `bptt` command as a user meets it.
  *
- * Runs the built binary ($BPTT, set by `make check`) as a child process:
- * a table of bad inputs, each of which must give exit 2 (usage) or 3
- * (infeasible budget), exactly one line on stderr that names the problem,
- * and nothing on stdout; then the outputs of good runs (formats, fields,
- * --curve, --actions). */
+ * Runs the built binary ($BPTT, set by `make check`) as a child process,
+ * each in a fresh directory under /tmp that holds a few fixture files:
+ * a table of bad inputs that names every option of every subcommand
+ * (plan, run, sweep, and sweep's config keys) with several bad values,
+ * each of which must give exit 2 (usage) or 3 (infeasible budget), exactly
+ * one line on stderr that names the problem, nothing on stdout, no file
+ * written, and all that fast (sizes that would not fit in memory are
+ * refused before anything is allocated); then the NaN and infinity scan
+ * (src/finite.c) and a run it stops, every allocation of small runs made
+ * to fail in turn, an output that cannot be written, and the outputs of
+ * good runs (formats, fields, --curve, --actions, gradient dumps).
+ *
+ * BPTT_TEST_TIME_SCALE multiplies the time a bad input may take (1 s), for
+ * slow builds (sanitizers, valgrind).  The runner itself uses no OpenMP or
+ * BLAS, so Check forks it freely. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+/* The NaN and infinity scan of `bptt run` is a pure function of an arena
+ * and the model's tensor table; this runner links no library, so it is
+ * compiled in here and tested directly. */
+#include "finite.c"
 
 typedef struct {
     int status;
+    double seconds;
     char out[1 << 16];
     char err[1 << 12];
 } result;
@@ -35,15 +55,26 @@ static void drain(int fd, char *buf, size_t cap)
     buf[n] = '\0';
 }
 
-/* Runs $BPTT with args (NULL-terminated); stdout and stderr captured.  The
- * captures are read one after the other, so outputs stay small here. */
-static void run(result *r, const char *const *args)
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Runs $BPTT with args (NULL-terminated) in directory dir (NULL: here);
+ * stdout goes to the file out_file when given (r->out stays empty), else
+ * both are captured.  The captures are read one after the other, so
+ * outputs stay small here. */
+static void run_in(result *r, const char *dir, const char *out_file,
+                   const char *const *args)
 {
     const char *bptt = getenv("BPTT");
     ck_assert_msg(bptt != NULL, "BPTT is not set (run through make check)");
     int po[2], pe[2];
     ck_assert_int_eq(pipe(po), 0);
     ck_assert_int_eq(pipe(pe), 0);
+    const double t0 = now();
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -53,7 +84,16 @@ static void run(result *r, const char *const *args)
         for (; args[n - 1] && n < 63; n++)
             argv[n] = args[n - 1];
         argv[n] = NULL;
-        dup2(po[1], 1);
+        if (dir && chdir(dir) != 0)
+            _exit(126);
+        if (out_file) {
+            const int fd = open(out_file, O_WRONLY);
+            if (fd < 0)
+                _exit(126);
+            dup2(fd, 1);
+        } else {
+            dup2(po[1], 1);
+        }
         dup2(pe[1], 2);
         close(po[0]);
         close(pe[0]);
@@ -68,7 +108,13 @@ static void run(result *r, const char *const *args)
     close(pe[0]);
     int st;
     waitpid(pid, &st, 0);
-    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    r->seconds = now() - t0;
+    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void run(result *r, const char *const *args)
+{
+    run_in(r, NULL, NULL, args);
 }
 
 static int count_lines(const char *s)
@@ -79,102 +125,946 @@ static int count_lines(const char *s)
     return n;
 }
 
+/* ---- a scratch directory with fixtures ---------------------------------- */
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A fresh directory under /tmp with the files the bad inputs name. */
+static void make_scratch(char *dir, size_t cap)
+{
+    snprintf(dir, cap, "/tmp/bptt-cli-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[512];
+    snprintf(path, sizeof path, "%s/adir", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    snprintf(path, sizeof path, "%s/full", dir);
+    ck_assert_int_eq(mkdir(path, 0777), 0);
+    write_file(dir, "full/f", "x");
+    write_file(dir, "empty.txt", "");
+    write_file(dir, "short.txt", "ab");
+    write_file(dir, "text.txt", "the quick brown fox jumps over the lazy "
+                                "dog, again and again and again.\n");
+    /* sweep config files */
+    write_file(dir, "empty.conf", "");
+    write_file(dir, "comment.conf", "# nothing set here\n\n   # nor here\n");
+    write_file(dir, "badkey.conf", "lenght = 10\n");
+    write_file(dir, "noeq.conf", "length 10\n");
+    write_file(dir, "novalue.conf", "length =\n");
+    write_file(dir, "twice.conf", "length = 10\nlength = 20\n");
+    write_file(dir, "badlen.conf", "length = ten\n");
+    write_file(dir, "overflow.conf", "length = 99999999999999999999\n");
+    write_file(dir, "range.conf", "length = 10:1\n");
+    write_file(dir, "badmem.conf", "length = 10\nmemory = lots\n");
+    write_file(dir, "badstrat.conf", "length = 10\nstrategy = magic\n");
+    write_file(dir, "badalpha.conf", "length = 10\nalpha = 0\n");
+    write_file(dir, "badthreads.conf", "length = 10\nthreads = -1\n");
+    write_file(dir, "badmode.conf", "length = 10\nmode = walk\n");
+    write_file(dir, "badformat.conf", "length = 10\nformat = xml\n");
+    write_file(dir, "badinf.conf", "length = 10\ninfeasible = maybe\n");
+    write_file(dir, "badout.conf", "length = 10\nout = adir\n");
+    write_file(dir, "badcell.conf", "mode = run\nlength = 10\ncell = gru\n");
+    write_file(dir, "badlayers.conf", "mode = run\nlength = 10\n"
+                                      "layers = 17\n");
+    write_file(dir, "badinput.conf", "mode = run\nlength = 10\ninput = 0\n");
+    write_file(dir, "badhidden.conf", "mode = run\nlength = 10\n"
+                                      "hidden = x\n");
+    write_file(dir, "badbatch.conf", "mode = run\nlength = 10\n"
+                                     "batch = -3\n");
+    write_file(dir, "badseed.conf", "mode = run\nlength = 10\nseed = -1\n");
+    write_file(dir, "baditers.conf", "mode = run\nlength = 10\niters = 0\n");
+    write_file(dir, "badtask.conf", "mode = run\nlength = 10\n"
+                                    "task = text:adir\n");
+    write_file(dir, "badopt.conf", "mode = run\nlength = 10\n"
+                                   "optimizer = rmsprop\n");
+    write_file(dir, "badlr.conf", "mode = run\nlength = 10\nlr = 0\n");
+    write_file(dir, "infeasible.conf", "length = 10\nmemory = 0\n");
+}
+
+static void remove_scratch(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The names in dir (and in its subdirectories), sorted, into buf. */
+static void list_tree(const char *dir, const char *prefix, char *buf,
+                      size_t cap)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    static char names[128][256];
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 128)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            strlen(e->d_name) < sizeof names[0])
+            strcpy(names[n++], e->d_name);
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0],
+          (int (*)(const void *, const void *))strcmp);
+    char (*mine)[256] = malloc((size_t)n * sizeof *mine + 1);
+    ck_assert_ptr_nonnull(mine);
+    memcpy(mine, names, (size_t)n * sizeof *mine); /* names is reused below */
+    for (int i = 0; i < n; i++) {
+        size_t used = strlen(buf);
+        if (snprintf(buf + used, cap - used, "%s%s\n", prefix, mine[i]) < 0)
+            break;
+        char sub[4096], pre[1024];
+        struct stat sb;
+        if (snprintf(sub, sizeof sub, "%s/%s", dir, mine[i]) <
+                (int)sizeof sub &&
+            stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+            snprintf(pre, sizeof pre, "%s%s/", prefix, mine[i]) <
+                (int)sizeof pre)
+            list_tree(sub, pre, buf, cap);
+    }
+    free(mine);
+}
+
+static double time_scale(void)
+{
+    const char *s = getenv("BPTT_TEST_TIME_SCALE");
+    const double x = s ? atof(s) : 1;
+    return x > 0 ? x : 1;
+}
+
 /* ---- bad input ---------------------------------------------------------- */
 
 typedef struct {
-    const char *args[12];
+    const char *args[24];
     int status;
     const char *says; /* a phrase the one error line must contain */
 } bad_case;
 
+#define PLAN(st, says, ...) {{"plan", __VA_ARGS__, NULL}, st, says}
+#define RUN(st, says, ...) {{"run", __VA_ARGS__, NULL}, st, says}
+#define SWEEP(st, says, ...) {{"sweep", __VA_ARGS__, NULL}, st, says}
+#define SW(st, says, ...) \
+    {{"sweep", "--length", "10", "--out", "x", __VA_ARGS__, NULL}, st, says}
+#define SWR(st, says, ...)                                                   \
+    {{"sweep", "--mode", "run", "--length", "10", "--out", "x", __VA_ARGS__, \
+      NULL},                                                                 \
+     st, says}
+#define BIG "99999999999999999999"
+/* a small run: bad inputs that slip through would still end soon */
+#define R(...) "--length", "20", "--hidden", "4", "--batch", "2", __VA_ARGS__
+
 static const bad_case bad_cases[] = {
     {{NULL}, 2, "usage"},
     {{"frobnicate", NULL}, 2, "unknown command"},
+    {{"", NULL}, 2, "unknown command"},
+    {{"--bogus", NULL}, 2, "unknown command"},
+
+    /* ---- bptt plan ---- */
     {{"plan", NULL}, 2, "--length is required"},
-    {{"plan", "--length", "0", NULL}, 2, "from 1"},
-    {{"plan", "--length", "-5", NULL}, 2, "out of range"},
-    {{"plan", "--length", "abc", NULL}, 2, "not an integer"},
-    {{"plan", "--length", "", NULL}, 2, "not an integer"},
-    {{"plan", "--length", "12x", NULL}, 2, "not an integer"},
-    {{"plan", "--length", "99999999999999999999999", NULL}, 2, "out of range"},
-    {{"plan", "--length", NULL}, 2, "needs a value"},
-    {{"plan", "--length", "10", "--strategy", "magic", NULL}, 2,
-     "unknown strategy"},
-    {{"plan", "--length", "10", "--memory", "", NULL}, 2, "budget"},
-    {{"plan", "--length", "10", "--memory", "lots", NULL}, 2,
-     "is not a budget"},
-    {{"plan", "--length", "10", "--memory", "-3", NULL}, 2, "out of range"},
-    {{"plan", "--length", "10", "--memory", "x%", NULL}, 2, "is not a budget"},
-    {{"plan", "--length", "10", "--memory", "-5%", NULL}, 2,
-     "is not a budget"},
-    {{"plan", "--length", "10", "--alpha", "0", NULL}, 2, "--alpha"},
-    {{"plan", "--length", "10", "--alpha", "1.5", NULL}, 2, "not an integer"},
-    {{"plan", "--length", "10", "--format", "xml", NULL}, 2, "unknown format"},
-    {{"plan", "--length", "10", "--actions", "--curve", NULL}, 2,
-     "exclude each other"},
-    {{"plan", "--length", "10", "--actions", "--memory", "3,4", NULL}, 2,
-     "one budget"},
-    {{"plan", "--length", "10", "--segment", "3", NULL}, 2, "chen only"},
-    {{"plan", "--length", "10", "--bogus", NULL}, 2, "unknown option"},
-    {{"plan", "--length", "10", "extra", NULL}, 2, "unexpected argument"},
-    {{"plan", "--length", "10", "--threads", "0", NULL}, 2, "--threads"},
-    {{"plan", "--length", "10", "--memory", "0", NULL}, 3,
-     "smallest feasible budget is 1 slots"},
-    {{"plan", "--strategy", "chen", "--length", "1000", "--alpha", "4",
-      "--memory", "10", NULL},
-     3, "smallest feasible budget is 155 slots"},
-    {{"plan", "--strategy", "full", "--length", "1000", "--alpha", "4",
-      "--memory", "50%", NULL},
-     3, "smallest feasible budget is 3996 slots"},
-    /* bptt run */
+    /* --length */
+    PLAN(2, "needs a value", "--length"),
+    PLAN(2, "not an integer", "--length", ""),
+    PLAN(2, "not an integer", "--length="),
+    PLAN(2, "not an integer", "--length", "abc"),
+    PLAN(2, "not an integer", "--length", "12x"),
+    PLAN(2, "not an integer", "--length", "1e3"),
+    PLAN(2, "not an integer", "--length", " 10"),
+    PLAN(2, "not an integer", "--length", "0x10"),
+    PLAN(2, "out of range", "--length", "-5"),
+    PLAN(2, "from 1", "--length", "0"),
+    PLAN(2, "out of range", "--length", "2147483647"),
+    PLAN(2, "out of range", "--length", BIG),
+    PLAN(2, "needs a value, not the option '--memory'", "--length",
+         "--memory", "5"),
+    PLAN(2, "given twice ('10', then '20')", "--length", "10", "--length",
+         "20"),
+    /* --strategy */
+    PLAN(2, "needs a value", "--length", "10", "--strategy"),
+    PLAN(2, "unknown strategy ''", "--length", "10", "--strategy", ""),
+    PLAN(2, "unknown strategy", "--length", "10", "--strategy", "magic"),
+    PLAN(2, "unknown strategy", "--length", "10", "--strategy", "MSM"),
+    PLAN(2, "unknown strategy", "--length", "10", "--strategy", "-1"),
+    PLAN(2, "given twice", "--length", "10", "--strategy", "hsm",
+         "--strategy", "msm"),
+    /* --memory */
+    PLAN(2, "needs a value", "--length", "10", "--memory"),
+    PLAN(2, "empty budget", "--length", "10", "--memory", ""),
+    PLAN(2, "empty budget", "--length", "10", "--memory", ","),
+    PLAN(2, "empty budget", "--length", "10", "--memory", "5,,6"),
+    PLAN(2, "empty budget", "--length", "10", "--memory", "5,"),
+    PLAN(2, "is not a budget", "--length", "10", "--memory", "lots"),
+    PLAN(2, "out of range", "--length", "10", "--memory", "-3"),
+    PLAN(2, "is not a budget", "--length", "10", "--memory", "x%"),
+    PLAN(2, "is not a budget", "--length", "10", "--memory", "-5%"),
+    PLAN(2, "is not a budget", "--length", "10", "--memory", "%"),
+    PLAN(2, "is not a budget", "--length", "10", "--memory", "nan%"),
+    PLAN(2, "is not a budget", "--length", "10", "--memory", "1e3%"),
+    PLAN(2, "is not a budget", "--length", "10", "--memory", "slots"),
+    PLAN(2, "is not a budget", "--length", "10", "--memory", "64MiB"),
+    PLAN(2, "out of range", "--length", "10", "--memory", BIG),
+    PLAN(2, "out of range", "--length", "10", "--memory", BIG "%"),
+    PLAN(2, "out of range", "--length", "10", "--memory", "1000001%"),
+    PLAN(2, "more than 64 budgets", "--length", "10", "--memory",
+         "1,2,3,4,5,6,7,8,9,10,1,2,3,4,5,6,7,8,9,10,1,2,3,4,5,6,7,8,9,10,"
+         "1,2,3,4,5,6,7,8,9,10,1,2,3,4,5,6,7,8,9,10,1,2,3,4,5,6,7,8,9,10,"
+         "1,2,3,4,5"),
+    PLAN(3, "smallest feasible budget is 1 slots", "--length", "10",
+         "--memory", "0"),
+    PLAN(3, "smallest feasible budget is 155 slots", "--strategy", "chen",
+         "--length", "1000", "--alpha", "4", "--memory", "10"),
+    PLAN(3, "smallest feasible budget is 3996 slots", "--strategy", "full",
+         "--length", "1000", "--alpha", "4", "--memory", "50%"),
+    PLAN(3, "smallest feasible budget is", "--strategy", "hsm", "--length",
+         "10", "--memory", "3,0"),
+    /* --alpha */
+    PLAN(2, "needs a value", "--length", "10", "--alpha"),
+    PLAN(2, "not an integer", "--length", "10", "--alpha", ""),
+    PLAN(2, "--alpha", "--length", "10", "--alpha", "0"),
+    PLAN(2, "out of range", "--length", "10", "--alpha", "-1"),
+    PLAN(2, "not an integer", "--length", "10", "--alpha", "1.5"),
+    PLAN(2, "not an integer", "--length", "10", "--alpha", "x"),
+    PLAN(2, "out of range", "--length", "10", "--alpha", "1000001"),
+    PLAN(2, "out of range", "--length", "10", "--alpha", BIG),
+    /* --segment */
+    PLAN(2, "chen only", "--length", "10", "--segment", "3"),
+    PLAN(2, "needs a value", "--strategy", "chen", "--length", "10",
+         "--segment"),
+    PLAN(2, "not an integer", "--strategy", "chen", "--length", "10",
+         "--segment", ""),
+    PLAN(2, "not an integer", "--strategy", "chen", "--length", "10",
+         "--segment", "x"),
+    PLAN(2, "out of range", "--strategy", "chen", "--length", "10",
+         "--segment", "0"),
+    PLAN(2, "out of range", "--strategy", "chen", "--length", "10",
+         "--segment", "-3"),
+    PLAN(2, "out of range", "--strategy", "chen", "--length", "10",
+         "--segment", BIG),
+    PLAN(3, "smallest feasible budget is 10 slots", "--strategy", "chen",
+         "--length", "10", "--segment", "11"),
+    /* --format */
+    PLAN(2, "needs a value", "--length", "10", "--format"),
+    PLAN(2, "unknown format ''", "--length", "10", "--format", ""),
+    PLAN(2, "unknown format", "--length", "10", "--format", "xml"),
+    PLAN(2, "unknown format", "--length", "10", "--format", "JSON"),
+    /* --threads */
+    PLAN(2, "needs a value", "--length", "10", "--threads"),
+    PLAN(2, "not an integer", "--length", "10", "--threads", ""),
+    PLAN(2, "--threads", "--length", "10", "--threads", "0"),
+    PLAN(2, "out of range", "--length", "10", "--threads", "-1"),
+    PLAN(2, "not an integer", "--length", "10", "--threads", "two"),
+    PLAN(2, "out of range", "--length", "10", "--threads", "4097"),
+    PLAN(2, "out of range", "--length", "10", "--threads", BIG),
+    /* --actions, --curve, --help: flags */
+    PLAN(2, "exclude each other", "--length", "10", "--actions", "--curve"),
+    PLAN(2, "one budget", "--length", "10", "--actions", "--memory", "3,4"),
+    PLAN(2, "one budget", "--length", "10", "--curve", "--memory", "3,4"),
+    PLAN(2, "--actions takes no value", "--length", "10", "--actions=yes"),
+    PLAN(2, "--curve takes no value", "--length", "10", "--curve=1"),
+    PLAN(2, "--help takes no value", "--length", "10", "--help=x"),
+    PLAN(2, "more than 10000000 lines", "--length", "10", "--curve",
+         "--memory", "99999999999"),
+    /* options in general */
+    PLAN(2, "unknown option '--bogus'", "--length", "10", "--bogus"),
+    PLAN(2, "unknown option '--bogus=3'", "--length", "10", "--bogus=3"),
+    PLAN(2, "ambiguous", "--length", "10", "--s", "msm"),
+    PLAN(2, "unknown option '-x'", "-x"),
+    PLAN(2, "unknown option '-x'", "-xy"),
+    PLAN(2, "unexpected argument", "--length", "10", "extra"),
+    PLAN(2, "unexpected argument '-'", "--length", "10", "-"),
+    PLAN(2, "unexpected argument '--length'", "--", "--length", "10"),
+    /* sizes that do not fit: refused before anything is allocated */
+    PLAN(2, "more than half of this machine's", "--length", "1000000000",
+         "--memory", "10"),
+    PLAN(2, "more than half of this machine's", "--strategy", "hsm",
+         "--length", "2000000000", "--memory", "10"),
+    PLAN(2, "more than half of this machine's", "--strategy", "hsm",
+         "--length", "100000", "--memory", "1"),
+    PLAN(2, "more than half of this machine's", "--strategy", "full",
+         "--length", "2000000000"),
+    PLAN(2, "more than half of this machine's", "--strategy", "chen",
+         "--length", "2000000000"),
+    PLAN(2, "more than half of this machine's", "--strategy", "full",
+         "--length", "2000000000", "--actions"),
+
+    /* ---- bptt run ---- */
     {{"run", NULL}, 2, "--length is required"},
-    {{"run", "--length", "20", "--cell", "gru", NULL}, 2, "unknown cell"},
-    {{"run", "--length", "20", "--hidden", "0", NULL}, 2, "--hidden"},
-    {{"run", "--length", "20", "--batch", "-1", NULL}, 2, "--batch"},
-    {{"run", "--length", "20", "--layers", "17", NULL}, 2, "--layers"},
-    {{"run", "--length", "-20", NULL}, 2, "--length"},
-    {{"run", "--length", "20", "--iters", "0", NULL}, 2, "--iters"},
-    {{"run", "--length", "20", "--task", "bogus", NULL}, 2, "unknown task"},
-    {{"run", "--length", "20", "--task", "text:/nonexistent/file", NULL}, 2,
-     "text file"},
-    {{"run", "--length", "20", "--task", "adding", "--input", "3", NULL}, 2,
-     "do not suit the task"},
-    {{"run", "--length", "20", "--memory", "12", NULL}, 2, "is not a budget"},
-    {{"run", "--length", "20", "--memory", "lots", NULL}, 2,
-     "is not a budget"},
-    {{"run", "--length", "20", "--optimizer", "rmsprop", NULL}, 2,
-     "unknown optimizer"},
-    {{"run", "--length", "20", "--lr", "0", NULL}, 2, "--lr"},
-    {{"run", "--length", "20", "--format", "yaml", NULL}, 2,
-     "unknown format"},
-    {{"run", "--length", "1000000000", "--hidden", "8", NULL}, 2,
-     "more than this machine's"},
-    {{"run", "--length", "20", "--hidden", "1000000", "--batch", "100000",
-      NULL},
-     2, "more than this machine's"},
-    {{"run", "--length", "20", "--hidden", "8", "--batch", "2", "--memory",
-      "1B", NULL},
-     3, "smallest feasible budget is 128 bytes"},
-    {{"run", "--length", "20", "--hidden", "8", "--batch", "2", "--strategy",
-      "full", "--memory", "5%", NULL},
-     3, "smallest feasible budget is"},
-    {{"run", "--length", "20", "--dump-grads", "/dev/null", NULL}, 2,
-     "not an empty directory"},
+    /* --length */
+    RUN(2, "needs a value", "--length"),
+    RUN(2, "not an integer", "--length", ""),
+    RUN(2, "not an integer", "--length", "x"),
+    RUN(2, "--length", "--length", "-20"),
+    RUN(2, "out of range", "--length", "0"),
+    RUN(2, "out of range", "--length", BIG),
+    RUN(2, "given twice", "--length", "20", "--length", "30"),
+    RUN(2, "needs a value, not the option", "--length", "--hidden", "8"),
+    /* --cell */
+    RUN(2, "needs a value", R("--cell")),
+    RUN(2, "unknown cell ''", R("--cell", "")),
+    RUN(2, "unknown cell", R("--cell", "gru")),
+    RUN(2, "unknown cell", R("--cell", "LSTM")),
+    RUN(2, "given twice", R("--cell", "rnn", "--cell", "lstm")),
+    /* --layers */
+    RUN(2, "needs a value", R("--layers")),
+    RUN(2, "not an integer", R("--layers", "")),
+    RUN(2, "out of range", R("--layers", "0")),
+    RUN(2, "out of range", R("--layers", "-1")),
+    RUN(2, "not an integer", R("--layers", "two")),
+    RUN(2, "--layers", R("--layers", "17")),
+    RUN(2, "out of range", R("--layers", BIG)),
+    /* --input */
+    RUN(2, "needs a value", R("--input")),
+    RUN(2, "not an integer", R("--input", "")),
+    RUN(2, "out of range", R("--input", "0")),
+    RUN(2, "out of range", R("--input", "-2")),
+    RUN(2, "not an integer", R("--input", "x")),
+    RUN(2, "out of range", R("--input", "16777216")),
+    RUN(2, "out of range", R("--input", BIG)),
+    RUN(2, "does not suit the copy task", R("--input", "1")),
+    RUN(2, "does not suit the adding task", R("--task", "adding", "--input",
+                                              "3")),
+    RUN(2, "does not suit the text task", R("--task", "text:text.txt",
+                                            "--input", "300")),
+    /* --hidden */
+    RUN(2, "needs a value", "--length", "20", "--hidden"),
+    RUN(2, "not an integer", "--length", "20", "--hidden", ""),
+    RUN(2, "--hidden", "--length", "20", "--hidden", "0"),
+    RUN(2, "out of range", "--length", "20", "--hidden", "-8"),
+    RUN(2, "not an integer", "--length", "20", "--hidden", "8.5"),
+    RUN(2, "out of range", "--length", "20", "--hidden", "16777216"),
+    RUN(2, "out of range", "--length", "20", "--hidden", BIG),
+    /* --batch */
+    RUN(2, "needs a value", "--length", "20", "--batch"),
+    RUN(2, "not an integer", "--length", "20", "--batch", ""),
+    RUN(2, "out of range", "--length", "20", "--batch", "0"),
+    RUN(2, "--batch", "--length", "20", "--batch", "-1"),
+    RUN(2, "not an integer", "--length", "20", "--batch", "x"),
+    RUN(2, "out of range", "--length", "20", "--batch", "16777216"),
+    RUN(2, "out of range", "--length", "20", "--batch", BIG),
+    /* --strategy */
+    RUN(2, "needs a value", R("--strategy")),
+    RUN(2, "unknown strategy ''", R("--strategy", "")),
+    RUN(2, "unknown strategy", R("--strategy", "magic")),
+    /* --memory */
+    RUN(2, "needs a value", R("--memory")),
+    RUN(2, "is not a budget", R("--memory", "")),
+    RUN(2, "is not a budget", R("--memory", "12")),
+    RUN(2, "is not a budget", R("--memory", "lots")),
+    RUN(2, "is not a budget", R("--memory", "-1B")),
+    RUN(2, "is not a budget", R("--memory", "-5%")),
+    RUN(2, "is not a budget", R("--memory", "MiB")),
+    RUN(2, "is not a budget", R("--memory", "nanMiB")),
+    RUN(2, "is not a budget", R("--memory", "infMiB")),
+    RUN(2, "one budget, not a list", R("--memory", "5%,10%")),
+    RUN(2, "out of range", R("--memory", BIG "B")),
+    RUN(2, "out of range", R("--memory", BIG "slots")),
+    RUN(2, "out of range", R("--memory", BIG "%")),
+    RUN(3, "smallest feasible budget is 128 bytes", "--length", "20",
+        "--hidden", "8", "--batch", "2", "--memory", "1B"),
+    RUN(2, "is not a budget", R("--memory", "0")),
+    RUN(3, "smallest feasible budget is", R("--memory", "0%")),
+    RUN(3, "smallest feasible budget is", R("--memory", "0slots")),
+    RUN(3, "smallest feasible budget is", "--length", "20", "--hidden", "8",
+        "--batch", "2", "--strategy", "full", "--memory", "5%"),
+    RUN(3, "smallest feasible budget is", R("--strategy", "chen", "--memory",
+                                           "1KiB")),
+    /* --iters */
+    RUN(2, "needs a value", R("--iters")),
+    RUN(2, "not an integer", R("--iters", "")),
+    RUN(2, "--iters", R("--iters", "0")),
+    RUN(2, "out of range", R("--iters", "-1")),
+    RUN(2, "not an integer", R("--iters", "3x")),
+    RUN(2, "out of range", R("--iters", "1000001")),
+    RUN(2, "out of range", R("--iters", BIG)),
+    /* --seed */
+    RUN(2, "needs a value", R("--seed")),
+    RUN(2, "not an integer", R("--seed", "")),
+    RUN(2, "out of range", R("--seed", "-1")),
+    RUN(2, "not an integer", R("--seed", "x")),
+    RUN(2, "out of range", R("--seed", BIG)),
+    /* --threads */
+    RUN(2, "needs a value", R("--threads")),
+    RUN(2, "not an integer", R("--threads", "")),
+    RUN(2, "out of range", R("--threads", "0")),
+    RUN(2, "out of range", R("--threads", "-2")),
+    RUN(2, "not an integer", R("--threads", "all")),
+    RUN(2, "out of range", R("--threads", BIG)),
+    /* --task */
+    RUN(2, "needs a value", R("--task")),
+    RUN(2, "unknown task ''", R("--task", "")),
+    RUN(2, "unknown task", R("--task", "bogus")),
+    RUN(2, "unknown task", R("--task", "COPY")),
+    RUN(2, "names no file", R("--task", "text:")),
+    RUN(2, "cannot read '/nonexistent/file'", R("--task",
+                                               "text:/nonexistent/file")),
+    RUN(2, "is empty", R("--task", "text:empty.txt")),
+    RUN(2, "fewer than --length + 1", R("--task", "text:short.txt")),
+    RUN(2, "is a directory", R("--task", "text:adir")),
+    RUN(2, "not a regular file or a pipe", R("--task", "text:/dev/zero")),
+    RUN(2, "adding task needs --length 2", "--length", "1", "--task",
+        "adding"),
+    /* --optimizer */
+    RUN(2, "needs a value", R("--optimizer")),
+    RUN(2, "unknown optimizer ''", R("--optimizer", "")),
+    RUN(2, "unknown optimizer", R("--optimizer", "rmsprop")),
+    RUN(2, "unknown optimizer", R("--optimizer", "SGD")),
+    /* --lr */
+    RUN(2, "needs a value", R("--lr")),
+    RUN(2, "--lr", R("--lr", "")),
+    RUN(2, "--lr", R("--lr", "0")),
+    RUN(2, "--lr", R("--lr", "-1")),
+    RUN(2, "--lr", R("--lr", "fast")),
+    RUN(2, "--lr", R("--lr", "nan")),
+    RUN(2, "--lr", R("--lr", "inf")),
+    RUN(2, "--lr", R("--lr", " 0.1")),
+    RUN(2, "--lr", R("--lr", "1e39")),
+    RUN(2, "--lr", R("--lr", "1e999")),
+    RUN(2, "--lr", R("--lr", "1e-999")),
+    /* --format */
+    RUN(2, "needs a value", R("--format")),
+    RUN(2, "unknown format ''", R("--format", "")),
+    RUN(2, "unknown format", R("--format", "yaml")),
+    RUN(2, "unknown format", R("--format", "jsonl")),
+    /* --dump-grads */
+    RUN(2, "needs a value", R("--dump-grads")),
+    RUN(2, "empty directory name", R("--dump-grads", "")),
+    RUN(2, "not an empty directory", R("--dump-grads", "/dev/null")),
+    RUN(2, "not an empty directory", R("--dump-grads", "empty.txt")),
+    RUN(2, "not an empty directory", R("--dump-grads", "full")),
+    RUN(2, "does not exist", R("--dump-grads", "/nonexistent/dir")),
+    RUN(2, "does not exist", R("--dump-grads", "adir/sub/d")),
+    /* --trace */
+    RUN(2, "needs a value", R("--trace")),
+    RUN(2, "empty file name", R("--trace", "")),
+    RUN(2, "not a regular file", R("--trace", "adir")),
+    RUN(2, "not a regular file", R("--trace", "/dev/null")),
+    RUN(2, "names a directory", R("--trace", "t/")),
+    RUN(2, "does not exist", R("--trace", "/nonexistent/dir/t.csv")),
+    RUN(2, "both name 't.csv'", R("--trace", "t.csv", "--dump-grads",
+                                  "t.csv")),
+    /* --fail-alloc (a hidden test hook) */
+    RUN(2, "needs a value", R("--fail-alloc")),
+    RUN(2, "not an integer", R("--fail-alloc", "")),
+    RUN(2, "out of range", R("--fail-alloc", "0")),
+    RUN(2, "out of range", R("--fail-alloc", "-1")),
+    RUN(2, "out of range", R("--fail-alloc", BIG)),
+    /* --help and options in general */
+    RUN(2, "--help takes no value", R("--help=1")),
+    RUN(2, "unknown option '--bogus'", R("--bogus")),
+    RUN(2, "ambiguous", R("--s", "1")),
+    RUN(2, "unknown option '-t'", "-t", "20"),
+    RUN(2, "unexpected argument", R("extra")),
+    /* sizes that do not fit: refused before anything is allocated */
+    RUN(2, "more than this machine's", "--length", "1000000000", "--hidden",
+        "8"),
+    RUN(2, "more than this machine's", "--length", "20", "--hidden",
+        "1000000"),
+    RUN(2, "more than this machine's", "--length", "20", "--hidden",
+        "1000000", "--batch", "100000"),
+    RUN(2, "more than this machine's", "--length", "20", "--batch",
+        "16777215"),
+    RUN(2, "more than this machine's", "--length", "20", "--layers", "16",
+        "--hidden", "60000"),
+    RUN(2, "more than this machine's", "--length", "20", "--input",
+        "16777215"),
+    RUN(2, "with its plan", "--length", "100000000", "--task", "adding",
+        "--batch", "1", "--hidden", "8", "--memory", "100%"),
+    RUN(2, "more than half of this machine's", "--length", "1000000000",
+        "--task", "adding", "--batch", "1", "--hidden", "8", "--strategy",
+        "chen", "--memory", "1%"),
+    RUN(2, "more than half of this machine's", "--length", "1000000",
+        "--task", "adding", "--batch", "1", "--hidden", "1", "--strategy",
+        "hsm", "--memory", "10%"),
+
+    /* ---- bptt sweep ---- */
+    {{"sweep", NULL}, 2, "--length is required"},
+    SWEEP(2, "--out FILE is required", "--length", "10"),
+    SWEEP(2, "--length is required", "--out", "x"),
+    /* --length (an axis: lists and ranges) */
+    SWEEP(2, "needs a value, not the option '--out'", "--length", "--out",
+          "x"),
+    SWEEP(2, "needs a value", "--out", "x", "--length"),
+    SWEEP(2, "empty value", "--length", "", "--out", "x"),
+    SWEEP(2, "empty value", "--length", "5,", "--out", "x"),
+    SWEEP(2, "not a whole number", "--length", "ten", "--out", "x"),
+    SWEEP(2, "out of range", "--length", "0", "--out", "x"),
+    SWEEP(2, "out of range", "--length", "-1", "--out", "x"),
+    SWEEP(2, "out of range", "--length", BIG, "--out", "x"),
+    SWEEP(2, "whole-number ends", "--length", "1:" BIG, "--out", "x"),
+    SWEEP(2, "bad step", "--length", "1:10:" BIG, "--out", "x"),
+    SWEEP(2, "bad step", "--length", "1:10:*" BIG, "--out", "x"),
+    SWEEP(2, "runs downwards", "--length", "10:1", "--out", "x"),
+    SWEEP(2, "given twice", "--length", "10", "--out", "x", "--length", "20"),
+    /* --strategy */
+    SW(2, "needs a value", "--strategy"),
+    SW(2, "empty value", "--strategy", ""),
+    SW(2, "empty value", "--strategy", ","),
+    SW(2, "unknown strategy 'magic'", "--strategy", "hsm,magic"),
+    SW(2, "unknown strategy", "--strategy", "msm:hsm"),
+    /* --cell */
+    SWR(2, "needs a value", "--cell"),
+    SWR(2, "empty value", "--cell", ""),
+    SWR(2, "unknown cell 'gru'", "--cell", "lstm,gru"),
+    SW(2, "does not apply in plan mode", "--cell", "rnn,lstm"),
+    /* --layers */
+    SWR(2, "needs a value", "--layers"),
+    SWR(2, "out of range", "--layers", "0"),
+    SWR(2, "out of range", "--layers", "17"),
+    SWR(2, "out of range", "--layers", "-1"),
+    SWR(2, "not a whole number", "--layers", "x"),
+    SWR(2, "out of range", "--layers", BIG),
+    SWR(2, "leaves 1..16", "--layers", "1:20"),
+    /* --input */
+    SWR(2, "needs a value", "--input"),
+    SWR(2, "empty value", "--input", ""),
+    SWR(2, "out of range", "--input", "0"),
+    SWR(2, "out of range", "--input", "-1"),
+    SWR(2, "not a whole number", "--input", "wide"),
+    SWR(2, "out of range", "--input", "16777216"),
+    /* --hidden */
+    SWR(2, "needs a value", "--hidden"),
+    SWR(2, "out of range", "--hidden", "0"),
+    SWR(2, "not a whole number", "--hidden", "x"),
+    SWR(2, "out of range", "--hidden", BIG),
+    SW(2, "does not apply in plan mode", "--hidden", "4,8"),
+    /* --batch */
+    SWR(2, "needs a value", "--batch"),
+    SWR(2, "out of range", "--batch", "0"),
+    SWR(2, "out of range", "--batch", "-5"),
+    SWR(2, "out of range", "--batch", BIG),
+    /* --alpha */
+    SW(2, "needs a value", "--alpha"),
+    SW(2, "out of range", "--alpha", "0"),
+    SW(2, "not a whole number", "--alpha", "x"),
+    SW(2, "out of range", "--alpha", BIG),
+    SWR(2, "does not apply in run mode", "--alpha", "2,3"),
+    /* --memory */
+    SW(2, "needs a value", "--memory"),
+    SW(2, "empty value", "--memory", ""),
+    SW(2, "is not a budget", "--memory", "-1"),
+    SW(2, "is not a budget", "--memory", "lots"),
+    SW(2, "is not a budget", "--memory", BIG),
+    SW(2, "is not a budget", "--memory", BIG "%"),
+    SW(2, "in bytes", "--memory", "64MiB"),
+    SW(2, "whole-number ends", "--memory", "1:" BIG),
+    SW(2, "one unit", "--memory", "1MiB:4%:1"),
+    SWR(2, "has no unit", "--memory", "12"),
+    SWR(2, "is not a budget", "--memory", BIG "B"),
+    SW(3, "smallest feasible one, 1 slots", "--memory", "0"),
+    /* --threads */
+    SW(2, "needs a value", "--threads"),
+    SW(2, "out of range", "--threads", "0"),
+    SW(2, "not a whole number", "--threads", "x"),
+    SW(2, "out of range", "--threads", BIG),
+    SW(2, "one thread count", "--threads", "1,2"),
+    /* --seed */
+    SWR(2, "needs a value", "--seed"),
+    SWR(2, "out of range", "--seed", "-1"),
+    SWR(2, "not a whole number", "--seed", "x"),
+    SWR(2, "out of range", "--seed", BIG),
+    /* --mode */
+    SW(2, "needs a value", "--mode"),
+    SW(2, "unknown mode ''", "--mode", ""),
+    SW(2, "unknown mode", "--mode", "walk"),
+    SW(2, "unknown mode", "--mode", "RUN"),
+    /* --out */
+    SWEEP(2, "needs a value", "--length", "10", "--out"),
+    SWEEP(2, "--out FILE is required", "--length", "10", "--out", ""),
+    SWEEP(2, "not a regular file", "--length", "10", "--out", "adir"),
+    SWEEP(2, "not a regular file", "--length", "10", "--out", "adir",
+          "--force"),
+    SWEEP(2, "not a regular file", "--length", "10", "--out", "/dev/null",
+          "--force"),
+    SWEEP(2, "names a directory", "--length", "10", "--out", "adir/"),
+    SWEEP(2, "does not exist", "--length", "10", "--out", "/nonexistent/x"),
+    SWEEP(2, "is not a bptt sweep file", "--length", "10", "--out",
+          "text.txt"),
+    /* --format */
+    SW(2, "needs a value", "--format"),
+    SW(2, "unknown format ''", "--format", ""),
+    SW(2, "unknown format", "--format", "xml"),
+    /* --infeasible */
+    SW(2, "needs a value", "--infeasible"),
+    SW(2, "unknown policy ''", "--infeasible", ""),
+    SW(2, "unknown policy", "--infeasible", "maybe"),
+    /* --iters */
+    SWR(2, "needs a value", "--iters"),
+    SWR(2, "--iters", "--iters", ""),
+    SWR(2, "--iters", "--iters", "0"),
+    SWR(2, "--iters", "--iters", "-1"),
+    SWR(2, "--iters", "--iters", "x"),
+    SWR(2, "--iters", "--iters", BIG),
+    SWR(2, "--iters", "--iters", "1,2"),
+    /* --task */
+    SWR(2, "needs a value", "--task"),
+    SWR(2, "unknown task ''", "--task", ""),
+    SWR(2, "unknown task", "--task", "bogus"),
+    SWR(2, "cannot read the text file", "--task", "text:/nonexistent"),
+    SWR(2, "cannot read the text file", "--task", "text:"),
+    SWR(2, "is not a text file", "--task", "text:adir"),
+    SWR(2, "is not a text file", "--task", "text:/dev/zero"),
+    SWR(2, "is empty", "--task", "text:empty.txt"),
+    /* --optimizer */
+    SWR(2, "needs a value", "--optimizer"),
+    SWR(2, "unknown optimizer ''", "--optimizer", ""),
+    SWR(2, "unknown optimizer", "--optimizer", "rmsprop"),
+    /* --lr */
+    SWR(2, "needs a value", "--lr"),
+    SWR(2, "--lr", "--lr", ""),
+    SWR(2, "--lr", "--lr", "0"),
+    SWR(2, "--lr", "--lr", "-1"),
+    SWR(2, "--lr", "--lr", "x"),
+    SWR(2, "--lr", "--lr", "nan"),
+    SWR(2, "--lr", "--lr", " 1"),
+    SWR(2, "--lr", "--lr", "1e999"),
+    /* --config and the keys of a config file */
+    SW(2, "needs a value", "--config"),
+    SW(2, "cannot read ''", "--config", ""),
+    SW(2, "cannot read", "--config", "/nonexistent"),
+    SW(2, "Is a directory", "--config", "adir"),
+    SW(2, "holds no settings", "--config", "empty.conf"),
+    SW(2, "holds no settings", "--config", "comment.conf"),
+    SW(2, "holds no settings", "--config", "/dev/null"),
+    SW(2, "unknown key 'lenght'", "--config", "badkey.conf"),
+    SW(2, "is not 'key = value'", "--config", "noeq.conf"),
+    SW(2, "length has no value", "--config", "novalue.conf"),
+    SW(2, "set twice", "--config", "twice.conf"),
+    SWEEP(2, "badlen.conf:1: length: 'ten' is not a whole number", "--out",
+          "x", "--config", "badlen.conf"),
+    SWEEP(2, "overflow.conf:1: length: " BIG " is out of range", "--out",
+          "x", "--config", "overflow.conf"),
+    SWEEP(2, "runs downwards", "--out", "x", "--config", "range.conf"),
+    SWEEP(2, "badmem.conf:2: memory: 'lots' is not a budget", "--out", "x",
+          "--config", "badmem.conf"),
+    SWEEP(2, "unknown strategy 'magic'", "--out", "x", "--config",
+          "badstrat.conf"),
+    SWEEP(2, "badalpha.conf:2: alpha: 0 is out of range", "--out", "x",
+          "--config", "badalpha.conf"),
+    SWEEP(2, "threads: -1 is out of range", "--out", "x", "--config",
+          "badthreads.conf"),
+    SWEEP(2, "unknown mode 'walk'", "--out", "x", "--config",
+          "badmode.conf"),
+    SWEEP(2, "unknown format 'xml'", "--out", "x", "--config",
+          "badformat.conf"),
+    SWEEP(2, "unknown policy 'maybe'", "--out", "x", "--config",
+          "badinf.conf"),
+    SWEEP(2, "--out: 'adir' exists and is not a regular file", "--config",
+          "badout.conf"),
+    SWEEP(2, "unknown cell 'gru'", "--out", "x", "--config", "badcell.conf"),
+    SWEEP(2, "layers: 17 is out of range", "--out", "x", "--config",
+          "badlayers.conf"),
+    SWEEP(2, "input: 0 is out of range", "--out", "x", "--config",
+          "badinput.conf"),
+    SWEEP(2, "hidden: 'x' is not a whole number", "--out", "x", "--config",
+          "badhidden.conf"),
+    SWEEP(2, "batch: -3 is out of range", "--out", "x", "--config",
+          "badbatch.conf"),
+    SWEEP(2, "seed: -1 is out of range", "--out", "x", "--config",
+          "badseed.conf"),
+    SWEEP(2, "iters: '0' is not a whole number", "--out", "x", "--config",
+          "baditers.conf"),
+    SWEEP(2, "'adir' is not a text file", "--out", "x", "--config",
+          "badtask.conf"),
+    SWEEP(2, "unknown optimizer 'rmsprop'", "--out", "x", "--config",
+          "badopt.conf"),
+    SWEEP(2, "lr: '0' is not a number", "--out", "x", "--config",
+          "badlr.conf"),
+    SWEEP(3, "smallest feasible one, 1 slots", "--out", "x", "--config",
+          "infeasible.conf"),
+    /* --jobs */
+    SW(2, "needs a value", "--jobs"),
+    SW(2, "--jobs: empty file name", "--jobs", ""),
+    SW(2, "not a regular file", "--jobs", "adir"),
+    SW(2, "not a regular file", "--jobs", "/dev/null"),
+    SW(2, "does not exist", "--jobs", "/nonexistent/j"),
+    SW(2, "both name 'x'", "--jobs", "x"),
+    /* --only */
+    SW(2, "needs a value", "--only"),
+    SW(2, "not an integer", "--only", ""),
+    SW(2, "not an integer", "--only", "x"),
+    SW(2, "--only", "--only", "-1"),
+    SW(2, "out of range", "--only", BIG),
+    SW(2, "not in the grid", "--only", "1"),
+    /* --merge, --force, --list, --help: flags */
+    SW(2, "exclude each other", "--list", "--merge"),
+    SW(2, "exclude each other", "--only", "0", "--jobs", "j"),
+    SW(2, "--merge takes no value", "--merge=1"),
+    SW(2, "--force takes no value", "--force=1"),
+    SW(2, "--list takes no value", "--list=1"),
+    SW(2, "--help takes no value", "--help=1"),
+    /* options in general */
+    SW(2, "unknown option '--bogus'", "--bogus"),
+    SW(2, "ambiguous", "--m", "run"),
+    SW(2, "unknown option '-x'", "-xy"),
+    SW(2, "unexpected argument", "extra"),
+    /* infeasible budgets and sizes that do not fit, before any work */
+    SWEEP(3, "smallest feasible one, 396 slots", "--strategy", "msm,full",
+          "--length", "100", "--alpha", "4", "--memory", "5%,100%", "--out",
+          "x"),
+    SWEEP(3, "smallest feasible one, 155 slots", "--strategy", "chen",
+          "--length", "1000", "--alpha", "4", "--memory", "154", "--out",
+          "x", "--jobs", "j"),
+    SWEEP(2, "more than half of this machine's", "--strategy", "hsm",
+          "--length", "100000", "--memory", "1", "--out", "x"),
+    SWEEP(2, "more than half of this machine's", "--strategy", "full",
+          "--length", "2000000000", "--out", "x", "--jobs", "j"),
+    SWEEP(2, "more than half of this machine's", "--length", "1000000000",
+          "--memory", "10", "--out", "x"),
 };
 
 START_TEST(test_bad_input)
 {
     const bad_case *c = &bad_cases[_i];
-    result r;
-    run(&r, c->args);
-    ck_assert_msg(r.status == c->status, "case %d: exit %d, want %d (%s)", _i,
-                  r.status, c->status, r.err);
-    ck_assert_msg(count_lines(r.err) == 1, "case %d: %d stderr lines: %s", _i,
-                  count_lines(r.err), r.err);
+    char dir[64], before[8192] = "", after[8192] = "";
+    make_scratch(dir, sizeof dir);
+    list_tree(dir, "", before, sizeof before);
+    static result r;
+    run_in(&r, dir, NULL, c->args);
+    list_tree(dir, "", after, sizeof after);
+    remove_scratch(dir);
+    const char *cmd = c->args[0] ? c->args[0] : "";
+    ck_assert_msg(r.status == c->status, "case %d (%s): exit %d, want %d (%s)",
+                  _i, cmd, r.status, c->status, r.err);
+    ck_assert_msg(count_lines(r.err) == 1, "case %d (%s): %d stderr lines: %s",
+                  _i, cmd, count_lines(r.err), r.err);
     ck_assert_msg(strstr(r.err, c->says) != NULL,
-                  "case %d: stderr lacks '%s': %s", _i, c->says, r.err);
-    ck_assert_msg(r.out[0] == '\0', "case %d: stdout not empty: %s", _i,
-                  r.out);
+                  "case %d (%s): stderr lacks '%s': %s", _i, cmd, c->says,
+                  r.err);
+    ck_assert_msg(r.out[0] == '\0', "case %d (%s): stdout not empty: %s", _i,
+                  cmd, r.out);
+    ck_assert_msg(strcmp(before, after) == 0,
+                  "case %d (%s): files written: before\n%s\nafter\n%s", _i,
+                  cmd, before, after);
+    ck_assert_msg(r.seconds < 1.0 * time_scale(),
+                  "case %d (%s): %.2f s to refuse (%s)", _i, cmd, r.seconds,
+                  r.err);
+}
+END_TEST
+
+/* ---- NaN and infinity, failing allocations, unwritable output ----------- */
+
+/* A run whose learning rate makes the weights overflow stops at the first
+ * iteration with a NaN or an infinity, names it, and writes nothing. */
+START_TEST(test_run_diverges)
+{
+    /* sgd: the loss overflows at iteration 3, adam: it is NaN at 2 (here,
+     * and under valgrind; wherever it shows, the line names it) */
+    const char *opt[] = {"sgd", "adam"};
+    const char *lr[] = {"1e38", "1e38"};
+    for (int k = 0; k < 2; k++) {
+        char dir[64], before[8192] = "", after[8192] = "";
+        make_scratch(dir, sizeof dir);
+        list_tree(dir, "", before, sizeof before);
+        static result r;
+        run_in(&r, dir, NULL,
+               (const char *[]){"run", "--cell", "rnn", "--length", "20",
+                                "--hidden", "8", "--batch", "4", "--iters",
+                                "10", "--threads", "1", "--optimizer",
+                                opt[k], "--lr", lr[k], "--trace", "t.csv",
+                                "--dump-grads", "d", "--format", "json",
+                                NULL});
+        list_tree(dir, "", after, sizeof after);
+        remove_scratch(dir);
+        ck_assert_msg(r.status == 1, "%s: exit %d (%s)", opt[k], r.status,
+                      r.err);
+        ck_assert_msg(count_lines(r.err) == 1, "%s: %s", opt[k], r.err);
+        ck_assert_msg(r.out[0] == '\0', "%s: stdout: %s", opt[k], r.out);
+        ck_assert_msg(strcmp(before, after) == 0, "%s: files written:\n%s",
+                      opt[k], after);
+        int it, of;
+        ck_assert_msg(sscanf(r.err, "bptt run: iteration %d of %d:", &it,
+                             &of) == 2 &&
+                          it >= 1 && it <= 10 && of == 10,
+                      "%s: %s", opt[k], r.err);
+        ck_assert_msg(strstr(r.err, "the training diverged") &&
+                          strstr(r.err, "nothing was written"),
+                      "%s: %s", opt[k], r.err);
+        const char *what = strstr(r.err, ": ") + 2;
+        what = strstr(what, ": ") + 2; /* after "iteration K of N: " */
+        char tensor[16];
+        size_t row, col;
+        if (strncmp(what, "the loss is ", 12) == 0) {
+            ck_assert_msg(strncmp(what + 12, "NaN;", 4) == 0 ||
+                              strncmp(what + 12, "infinite;", 9) == 0,
+                          "%s: %s", opt[k], r.err);
+        } else {
+            const char *name = strncmp(what, "gradient ", 9) == 0 ? what + 9
+                               : strncmp(what, "after the update, parameter ",
+                                         28) == 0
+                                   ? what + 28
+                                   : NULL;
+            ck_assert_msg(name != NULL, "%s: %s", opt[k], r.err);
+            ck_assert_msg(sscanf(name, "%15[A-Za-z0-9][%zu, %zu] is", tensor,
+                                 &row, &col) == 3,
+                          "%s: no tensor named: %s", opt[k], r.err);
+            ck_assert_msg(strchr("Wb", tensor[0]) != NULL, "%s: %s", opt[k],
+                          r.err);
+        }
+    }
+}
+END_TEST
+
+/* The scan itself (src/finite.c, compiled in above): the first value that
+ * is not finite, named by tensor, row and column, and the count. */
+START_TEST(test_finite_scan)
+{
+    bptt_model m;
+    memset(&m, 0, sizeof m);
+    const struct {
+        const char *name;
+        size_t rows, cols;
+    } t[] = {{"W0", 3, 4}, {"b0", 3, 1}, {"Wo", 2, 3}, {"bo", 2, 1}};
+    for (size_t k = 0; k < 4; k++) {
+        bptt_tensor *x = &m.tensor[m.n_tensors++];
+        snprintf(x->name, sizeof x->name, "%s", t[k].name);
+        x->offset = m.n_params;
+        x->rows = t[k].rows;
+        x->cols = t[k].cols;
+        m.n_params += t[k].rows * t[k].cols;
+    }
+    ck_assert_uint_eq(m.n_params, 23);
+    real a[23];
+    for (size_t i = 0; i < 23; i++)
+        a[i] = (real)i - (real)11.5;
+    bptt_nonfinite w;
+    ck_assert_int_eq(bptt_finite_scan(&m, a, &w), BPTT_FINITE_OK);
+    ck_assert_uint_eq(bptt_finite_first(a, 23), 23);
+    a[13] = (real)NAN;    /* b0[1] */
+    a[20] = (real)-INFINITY; /* Wo[1, 2] */
+    ck_assert_int_eq(bptt_finite_scan(&m, a, &w), BPTT_FINITE_NAN);
+    ck_assert_str_eq(w.tensor, "b0");
+    ck_assert_uint_eq(w.offset, 13);
+    ck_assert_uint_eq(w.row, 1);
+    ck_assert_uint_eq(w.col, 0);
+    ck_assert_uint_eq(w.count, 2);
+    ck_assert(isnan(w.value));
+    a[13] = 0;
+    ck_assert_int_eq(bptt_finite_scan(&m, a, &w), BPTT_FINITE_INF);
+    ck_assert_str_eq(w.tensor, "Wo");
+    ck_assert_uint_eq(w.row, 1);
+    ck_assert_uint_eq(w.col, 2);
+    ck_assert_uint_eq(w.count, 1);
+    ck_assert(w.value < 0);
+    a[0] = (real)INFINITY; /* W0[0, 0] */
+    ck_assert_int_eq(bptt_finite_scan(&m, a, NULL), BPTT_FINITE_INF);
+    ck_assert_int_eq(bptt_finite_scan(&m, a, &w), BPTT_FINITE_INF);
+    ck_assert_str_eq(w.tensor, "W0");
+    ck_assert_uint_eq(w.count, 2);
+    ck_assert_int_eq(bptt_finite_value(1e300), BPTT_FINITE_OK);
+    ck_assert_int_eq(bptt_finite_value(INFINITY), BPTT_FINITE_INF);
+    ck_assert_int_eq(bptt_finite_value(NAN), BPTT_FINITE_NAN);
+    ck_assert_str_eq(bptt_finite_str(BPTT_FINITE_NAN), "NaN");
+}
+END_TEST
+
+/* Every tracked allocation of a small run, made to fail in turn: each ends
+ * in one line, exit 1 and no output; one past the last, the run succeeds. */
+static void walk_allocations(const char *const *base, int min_allocs)
+{
+    char dir[64], before[8192] = "", after[8192] = "";
+    make_scratch(dir, sizeof dir);
+    list_tree(dir, "", before, sizeof before);
+    static result r;
+    int n;
+    for (n = 1; n < 5000; n++) {
+        const char *args[48];
+        int k = 0;
+        for (; base[k]; k++)
+            args[k] = base[k];
+        char num[24];
+        snprintf(num, sizeof num, "%d", n);
+        args[k++] = "--fail-alloc";
+        args[k++] = num;
+        args[k] = NULL;
+        run_in(&r, dir, NULL, args);
+        if (r.status == 0)
+            break;
+        after[0] = '\0';
+        list_tree(dir, "", after, sizeof after);
+        ck_assert_msg(r.status == 1, "allocation %d: exit %d: %s", n,
+                      r.status, r.err);
+        ck_assert_msg(count_lines(r.err) == 1, "allocation %d: %s", n, r.err);
+        ck_assert_msg(strstr(r.err, "out of memory (--fail-alloc)"),
+                      "allocation %d: %s", n, r.err);
+        ck_assert_msg(r.out[0] == '\0', "allocation %d: stdout: %s", n,
+                      r.out);
+        ck_assert_msg(strcmp(before, after) == 0,
+                      "allocation %d: files written:\n%s", n, after);
+    }
+    remove_scratch(dir);
+    ck_assert_msg(r.status == 0, "the run never succeeded: %s", r.err);
+    ck_assert_msg(n > min_allocs, "only %d tracked allocations", n - 1);
+    ck_assert_int_eq(count_lines(r.out), 1); /* json */
+}
+
+START_TEST(test_run_fail_alloc)
+{
+    walk_allocations(
+        (const char *[]){"run", "--cell", "lstm", "--layers", "2", "--length",
+                         "6", "--hidden", "3", "--batch", "2", "--iters", "2",
+                         "--memory", "40%", "--optimizer", "adam",
+                         "--threads", "1", "--format", "json", "--trace",
+                         "t.csv", "--dump-grads", "d", NULL},
+        20);
+    walk_allocations(
+        (const char *[]){"run", "--cell", "rnn", "--length", "8", "--hidden",
+                         "2", "--batch", "1", "--iters", "1", "--strategy",
+                         "chen", "--threads", "1", "--task", "text:text.txt",
+                         "--format", "json", NULL},
+        10);
+}
+END_TEST
+
+/* Every allocation of the planner in a small `bptt plan`, made to fail in
+ * turn (threads 2: the wavefront build allocates in both): one line, exit
+ * 1, nothing on stdout; one past the last, the plan is printed. */
+START_TEST(test_plan_fail_alloc)
+{
+    static const char *const strategies[] = {"msm", "hsm", "msm-paper"};
+    static result r;
+    int n;
+    for (n = 1; n < 5000; n++) {
+        char num[24];
+        snprintf(num, sizeof num, "%d", n);
+        run(&r, (const char *[]){"plan", "--strategy", strategies[_i],
+                                 "--length", "150", "--alpha", "4",
+                                 "--memory", "12%", "--threads", "2",
+                                 "--format", "json", "--actions",
+                                 "--fail-alloc", num, NULL});
+        if (r.status == 0)
+            break;
+        ck_assert_msg(r.status == 1, "allocation %d: exit %d: %s", n,
+                      r.status, r.err);
+        ck_assert_msg(count_lines(r.err) == 1, "allocation %d: %s", n, r.err);
+        ck_assert_msg(strstr(r.err, "out of memory"), "allocation %d: %s", n,
+                      r.err);
+        ck_assert_msg(r.out[0] == '\0', "allocation %d: stdout: %s", n,
+                      r.out);
+    }
+    ck_assert_msg(r.status == 0, "the plan never succeeded: %s", r.err);
+    ck_assert_msg(n > 4, "only %d planner allocations", n - 1);
+    ck_assert_int_eq(count_lines(r.out), 1);
+}
+END_TEST
+
+/* Output that cannot be written (a full disk) is a failure, not a
+ * success. */
+START_TEST(test_unwritable_stdout)
+{
+    if (access("/dev/full", W_OK) != 0)
+        return;
+    static result r;
+    run_in(&r, NULL, "/dev/full",
+           (const char *[]){"plan", "--length", "10", NULL});
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_int_eq(count_lines(r.err), 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "cannot write the output"));
+    run_in(&r, NULL, "/dev/full", (const char *[]){"--help", NULL});
+    ck_assert_int_eq(r.status, 1);
 }
 END_TEST
 
@@ -391,6 +1281,14 @@ static Suite *cli_suite(void)
     tcase_add_loop_test(tc, test_bad_input, 0,
                         (int)(sizeof bad_cases / sizeof bad_cases[0]));
     tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("failures while running");
+    tcase_add_test(tc, test_finite_scan);
+    tcase_add_test(tc, test_run_diverges);
+    tcase_add_test(tc, test_run_fail_alloc);
+    tcase_add_loop_test(tc, test_plan_fail_alloc, 0, 3);
+    tcase_add_test(tc, test_unwritable_stdout);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     tc = tcase_create("outputs");
     tcase_add_test(tc, test_help_and_version);

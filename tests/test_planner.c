@@ -944,9 +944,13 @@ END_TEST
 START_TEST(test_fast_equals_plain_2000)
 {
     static const size_t shorter[] = {1999, 1000, 555, 64, 0};
+    /* BPTT_QUICK_TESTS (the sanitizer build in scripts/check): budgets up
+     * to 10% at t = 2000, a tenth of the time */
+    const int64_t full = bptt_full_peak(2000, 1, 4);
     switch (_i) {
     case 0:
-        compare_with_reference("msm", 2000, 1, 4, bptt_full_peak(2000, 1, 4),
+        compare_with_reference("msm", 2000, 1, 4,
+                               getenv("BPTT_QUICK_TESTS") ? full / 10 : full,
                                shorter);
         break;
     case 1:
@@ -1025,6 +1029,21 @@ START_TEST(test_closed_form_only)
             note(&mm, " (plan m=%lld)", (long long)m);
         bptt_plan_free(p);
     }
+    /* the size is known before building */
+    ck_assert_uint_eq(bptt_table_bytes_needed(bptt_strategy_find("msm"), T,
+                                              1, s, M, &lazy),
+                      bptt_table_bytes(tb));
+    ck_assert_uint_eq(bptt_table_bytes_needed(bptt_strategy_find("msm"), T,
+                                              1, s, M, NULL),
+                      bptt_table_bytes(all));
+    for (int i = 0; bptt_strategies[i]; i++) {
+        bptt_table *x = make_table(bptt_strategies[i]->name, 300, 2, 7, 900,
+                                   NULL);
+        ck_assert_uint_eq(bptt_table_bytes_needed(bptt_strategies[i], 300, 2,
+                                                  7, 900, NULL),
+                          bptt_table_bytes(x));
+        bptt_table_free(x);
+    }
     bptt_table_free(tb);
     bptt_table_free(all);
     ASSERT_NO_MISMATCH(mm, "closed-form-only table");
@@ -1052,6 +1071,46 @@ START_TEST(test_long_plan)
     ck_assert_int_le(st.peak_units, m);
     bptt_plan_free(p);
     bptt_table_free(tb);
+}
+END_TEST
+
+/* The n-th allocation of building, planning or validating fails, for
+ * every n: each call reports BPTT_ENOMEM (none crashes, none claims
+ * success), and with no failure everything succeeds (leaks: the sanitizer
+ * build of this suite). */
+START_TEST(test_alloc_failure)
+{
+    static const char *const names[] = {"msm", "hsm", "msm-paper"};
+    const char *name = names[_i];
+    const bptt_strategy *st = bptt_strategy_find(name);
+    const size_t T = 200;
+    const int64_t s = 4, M = 300;
+    const bptt_table_options opts = {.threads = _i == 0 ? 2 : 1};
+    size_t n_ok = 0;
+    for (size_t n = 1;; n++) {
+        bptt_alloc_fail_at(n);
+        const size_t before = bptt_alloc_count();
+        bptt_table *tb = NULL;
+        bptt_plan *p = NULL;
+        bptt_plan_stats stats;
+        int rc = bptt_table_alloc(&tb, st, T, 1, s, M, &opts);
+        if (rc == BPTT_OK)
+            rc = bptt_table_plan(tb, 60, &p, NULL);
+        if (rc == BPTT_OK)
+            rc = bptt_plan_validate(p, &stats);
+        const size_t made = bptt_alloc_count() - before;
+        bptt_alloc_fail_at(0);
+        bptt_plan_free(p);
+        bptt_table_free(tb);
+        if (made < n) { /* the n-th was never reached: all succeeded */
+            ck_assert_int_eq(rc, BPTT_OK);
+            n_ok = n - 1;
+            break;
+        }
+        ck_assert_msg(rc == BPTT_ENOMEM, "%s: allocation %zu failed, rc %d",
+                      name, n, rc);
+    }
+    ck_assert_uint_gt(n_ok, 3);
 }
 END_TEST
 
@@ -1172,6 +1231,7 @@ static Suite *planner_suite(void)
     tcase_add_loop_test(tc, test_lower_bound, 0, 4);
     tcase_add_test(tc, test_closed_form_only);
     tcase_add_loop_test(tc, test_long_plan, 0, 2);
+    tcase_add_loop_test(tc, test_alloc_failure, 0, 3);
     suite_add_tcase(su, tc);
 
     tc = tcase_create("determinism");

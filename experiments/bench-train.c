@@ -4,7 +4,11 @@
  * 1 and all threads (or what the options say), in one run:
  *   - one full-BPTT iteration: seconds, GEMM GFLOP/s;
  *   - OpenBLAS's SGEMM rate on exactly the GEMM shapes of that iteration
- *     (the same calls, with no elementwise work between them);
+ *     (the same calls, all to OpenBLAS even where the cells use their own
+ *     kernel, with no elementwise work between them: `sgemm`,
+ *     the weight gradient in blocks of K steps as the model adds it), and
+ *     on the calls of an iteration that adds the weight gradient every
+ *     step (`sgemm1`, K = 1: the shapes before issue 5);
  *   - the time of MSM at 5% and 10% of full BPTT's checkpoint bytes and of
  *     Chen's sqrt(t), relative to full BPTT.
  * Strategies are timed in rounds (full, msm 5%, msm 10%, chen, full, ...),
@@ -12,7 +16,9 @@
  * median over the rounds.
  *
  * usage: bench-train [-r ROUNDS] [-c CELL,...] [-H H,...] [-j THREADS,...]
- *   defaults: 3 rounds, lstm,rnn, 128,256,512, 1 and omp_get_max_threads()
+ *                    [-k STEPS,...]
+ *   defaults: 3 rounds, lstm,rnn, 128,256,512, 1 and omp_get_max_threads(),
+ *   K = the model's BPTT_WGRAD_STEPS (-k: steps per weight-gradient block)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -35,13 +41,14 @@ void openblas_set_num_threads(int);
 
 /* The GEMMs of one iteration of a one-layer cell with G gates, alone: fwd
  * forward ops, T backward ops and T output-layer passes, on buffers of the
- * same shapes. */
+ * same shapes.  The weight gradient is added K steps at a time (blocks
+ * [1, K], [K+1, 2K], ..., as the model does; K = 1: every step). */
 static double gemm_only_seconds(size_t G, size_t T, size_t B, size_t X,
-                                size_t H, size_t V, int64_t fwd)
+                                size_t H, size_t V, int64_t fwd, size_t K)
 {
     const size_t XH = X + H, GH = G * H;
     float *W = calloc(GH * XH, sizeof(float)), *dW = calloc(GH * XH, 4);
-    float *xh = calloc(B * XH, 4), *gates = calloc(B * GH, 4);
+    float *xh = calloc(K * B * XH, 4), *gates = calloc(K * B * GH, 4);
     float *dh = calloc(B * H, 4), *Wo = calloc(V * H, 4);
     float *dWo = calloc(V * H, 4), *logits = calloc(B * V, 4);
     for (size_t k = 0; k < GH * XH; k++)
@@ -57,9 +64,13 @@ static double gemm_only_seconds(size_t G, size_t T, size_t B, size_t X,
                     (int)B, 1, logits, (int)V, xh, (int)H, 1, dWo, (int)H);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)H,
                     (int)V, 1, logits, (int)V, Wo, (int)H, 1, dh, (int)H);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH,
-                    (int)XH, (int)B, 1, gates, (int)GH, xh, (int)XH, 1, dW,
-                    (int)XH);
+        const size_t j = T - i; /* the step */
+        if ((j - 1) % K == 0) { /* the lowest of block [j, j+K-1] */
+            const size_t steps = T - j + 1 < K ? T - j + 1 : K;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH,
+                        (int)XH, (int)(steps * B), 1, gates, (int)GH, xh,
+                        (int)XH, 1, dW, (int)XH);
+        }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)H,
                     (int)GH, 1, gates, (int)GH, W + X, (int)XH, 0, dh,
                     (int)H);
@@ -100,7 +111,7 @@ static int make_plan(arm *a, size_t T, const bptt_model *m)
 }
 
 static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
-                      int rounds)
+                      int rounds, size_t K)
 {
     const size_t T = 1000, B = 32, X = 64;
 #ifdef _OPENMP
@@ -114,6 +125,10 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
         return 1;
     const size_t V = bptt_task_classes(task);
     if (bptt_model_alloc(&model, cell, 1, B, X, H, V, 1, mem) != BPTT_OK)
+        return 1;
+    if (K == 0)
+        K = model->wgrad_steps;
+    if (bptt_model_set_wgrad_steps(model, K) != BPTT_OK)
         return 1;
     bptt_batch batch;
     bptt_task_batch(task, 0, &batch);
@@ -130,14 +145,17 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
 
     bptt_exec_stats es;
     bptt_exec_run(arms[0].plan, model, &batch, mem, &es); /* warm-up */
-    double gemm[32];
+    double gemm[32], gemm1[32];
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < n_arms; k++) {
             const double t0 = expt_now();
             bptt_exec_run(arms[k].plan, model, &batch, mem, &es);
             arms[k].sec[r] = expt_now() - t0;
         }
-        gemm[r] = gemm_only_seconds(cell->gates, T, B, X, H, V, (int64_t)T);
+        gemm[r] = gemm_only_seconds(cell->gates, T, B, X, H, V, (int64_t)T,
+                                    K);
+        gemm1[r] = gemm_only_seconds(cell->gates, T, B, X, H, V, (int64_t)T,
+                                     1);
     }
     bptt_flops f;
     bptt_model_flops(model, &f);
@@ -145,9 +163,11 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
         (double)T * (f.cell_forward + f.cell_backward + f.output);
     const double t_full = expt_median(arms[0].sec, rounds);
     const double t_gemm = expt_median(gemm, rounds);
-    printf("%-5s %4zu %4d %8.3f %8.1f %8.1f %6.0f%%", cell->name, H, threads,
-           t_full, flops_full / t_full / 1e9, flops_full / t_gemm / 1e9,
-           100.0 * t_gemm / t_full);
+    const double t_gemm1 = expt_median(gemm1, rounds);
+    printf("%-5s %4zu %4d %3zu %8.3f %8.1f %8.1f %6.0f%% %8.1f %6.0f%%",
+           cell->name, H, threads, K, t_full, flops_full / t_full / 1e9,
+           flops_full / t_gemm / 1e9, 100.0 * t_gemm / t_full,
+           flops_full / t_gemm1 / 1e9, 100.0 * t_gemm1 / t_full);
     for (int k = 1; k < n_arms; k++)
         printf(" %7.3fx", expt_median(arms[k].sec, rounds) / t_full);
     printf("\n");
@@ -162,8 +182,8 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
 
 int main(int argc, char **argv)
 {
-    int rounds = 3, n_h = 3, n_j = 1;
-    int64_t hs[8] = {128, 256, 512}, js[8];
+    int rounds = 3, n_h = 3, n_j = 1, n_k = 1;
+    int64_t hs[8] = {128, 256, 512}, js[8], ks[8] = {0};
     const char *cells = "lstm,rnn";
     js[0] = 1;
 #ifdef _OPENMP
@@ -171,25 +191,30 @@ int main(int argc, char **argv)
         js[n_j++] = omp_get_max_threads();
 #endif
     int o;
-    while ((o = getopt(argc, argv, "r:c:H:j:")) != -1) {
+    while ((o = getopt(argc, argv, "r:c:H:j:k:")) != -1) {
         switch (o) {
         case 'r': rounds = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
         case 'c': cells = optarg; break;
         case 'H': n_h = expt_parse_list(optarg, hs, 8); break;
         case 'j': n_j = expt_parse_list(optarg, js, 8); break;
+        case 'k': n_k = expt_parse_list(optarg, ks, 8); break;
         default:
             fprintf(stderr, "usage: bench-train [-r ROUNDS] [-c CELL,...] "
-                            "[-H H,...] [-j THREADS,...]\n");
+                            "[-H H,...] [-j THREADS,...] [-k STEPS,...]\n");
             return 2;
         }
     }
     printf("# bench-train: T=1000 B=32 X=64 V=64, one layer; median of %d "
-           "rounds, strategies interleaved in each round\n"
-           "# gflops: GEMM flops of a full-BPTT iteration per second; sgemm: "
-           "the same GEMM calls alone; share: sgemm time / iteration time\n",
-           rounds);
-    printf("%-5s %4s %4s %8s %8s %8s %7s %8s %8s %8s\n", "cell", "H", "thr",
-           "full_s", "gflops", "sgemm", "share", "msm5%", "msm10%", "chen");
+           "rounds, strategies interleaved in each round; per-step GEMMs: "
+           "%s\n"
+           "# k: steps per weight-gradient block; gflops: GEMM flops of a "
+           "full-BPTT iteration per second;\n# sgemm: the same GEMM calls "
+           "alone, share: sgemm time / iteration time; sgemm1, share1: the "
+           "same with dW added every step\n",
+           rounds, bptt_cell_kernel());
+    printf("%-5s %4s %4s %3s %8s %8s %8s %7s %8s %7s %8s %8s %8s\n", "cell",
+           "H", "thr", "k", "full_s", "gflops", "sgemm", "share", "sgemm1",
+           "share1", "msm5%", "msm10%", "chen");
     int rc = 0;
     char *list = strdup(cells), *save = NULL;
     for (char *c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
@@ -201,8 +226,10 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < n_h; i++)
             for (int j = 0; j < n_j; j++)
-                if (hs[i] > 0 && js[j] > 0)
-                    rc |= bench_size(cell, (size_t)hs[i], (int)js[j], rounds);
+                for (int q = 0; q < n_k; q++)
+                    if (hs[i] > 0 && js[j] > 0 && ks[q] >= 0)
+                        rc |= bench_size(cell, (size_t)hs[i], (int)js[j],
+                                         rounds, (size_t)ks[q]);
     }
     free(list);
     return rc;

@@ -1,4 +1,5 @@
-/* cell.c: vanilla RNN and LSTM cells on cblas (see cell.h). */
+/* cell.c: vanilla RNN and LSTM cells on cblas and a GEMM kernel of our
+ * own for the per-step products (see cell.h). */
 #include <string.h>
 
 #include "cell.h"
@@ -11,58 +12,322 @@
 #define SIMD _Pragma("omp simd")
 
 /* xh := [x, h] (B, X+H) */
-static void concat(const bptt_cell_ws *ws, const real *x, const real *h)
+static void concat(const bptt_cell_ws *ws, real *xh, const real *x,
+                   const real *h)
 {
     const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H;
     for (size_t b = 0; b < B; b++) {
-        memcpy(ws->xh + b * XH, x + b * X, X * sizeof(real));
-        memcpy(ws->xh + b * XH + X, h + b * H, H * sizeof(real));
+        memcpy(xh + b * XH, x + b * X, X * sizeof(real));
+        memcpy(xh + b * XH + X, h + b * H, H * sizeof(real));
     }
 }
 
-/* out (B, G*H) := xh W^T + b */
-static void gates_gemm(const bptt_cell_ws *ws, size_t G, const real *W,
-                       const real *bias, real *out)
+/* ---- per-step GEMMs ---------------------------------------------------------
+ * A step multiplies a few rows (M = B) by a weight matrix that stays the
+ * same all iteration.  OpenBLAS packs that matrix on every call, which
+ * took about a fifth of an iteration; with AVX-512 we use a kernel of our
+ * own instead, which reads the weights where they lie (backward: W's rows)
+ * or packed once per iteration (forward: W^T, bptt_cell_pack_weights).
+ *
+ *   C (M, N) = [C +] A (M, K) Bm (K, N),  A and C row-major,
+ *   Bm in column panels of NR: element (k, j) at
+ *   Bm[(j / NR) * pstride + k * ldb + j % NR]
+ *   (a row-major matrix: ldb its row stride, pstride = NR; packed panels:
+ *   ldb = NR, pstride = K * NR).
+ *
+ * Each element is a sum over k in increasing order with one fused
+ * multiply-add per term, started from the bias, C or 0, and computed by
+ * one thread: results do not depend on the thread count or on how rows
+ * are grouped into tiles (they differ from cblas's in rounding).  Threads
+ * take panels (no BLAS call inside the region).  Without AVX-512 (or
+ * under valgrind, which hides it) every product goes to cblas as before;
+ * a process uses one or the other throughout. */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_KERNEL 1
+#include <immintrin.h>
+
+#define KTARGET __attribute__((target("avx512f")))
+#ifdef BPTT_DOUBLE
+typedef __m512d vreal;
+typedef __mmask8 vmask;
+#define VL 8
+#define V_MLOAD(m, p) _mm512_maskz_loadu_pd(m, p)
+#define V_MSTORE(p, m, v) _mm512_mask_storeu_pd(p, m, v)
+#define V_SET1(x) _mm512_set1_pd(x)
+#define V_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define V_ZERO() _mm512_setzero_pd()
+#else
+typedef __m512 vreal;
+typedef __mmask16 vmask;
+#define VL 16
+#define V_MLOAD(m, p) _mm512_maskz_loadu_ps(m, p)
+#define V_MSTORE(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define V_SET1(x) _mm512_set1_ps(x)
+#define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V_ZERO() _mm512_setzero_ps()
+#endif
+#define MR 8             /* rows of a tile */
+#define NV 2             /* vectors across a tile */
+#define NR (NV * VL)     /* columns of a tile and of a panel */
+
+/* One product: C (M, N) = start + [A1 A2] (M, K) Bm (K, N), where A1 holds
+ * A's columns [0, K1) (row stride lda1) and A2 the rest (lda2), so that
+ * the forward op reads [x, h_prev] without joining them; start is the
+ * row bias (N) repeated, else C if beta, else 0.  The sum runs over k in
+ * order either way. */
+typedef struct {
+    size_t M, N, K, K1;
+    const real *A1, *A2;
+    size_t lda1, lda2;
+    const real *Bm;
+    size_t ldb, pstride;
+    real *C;
+    size_t ldc;
+    const real *bias;
+    int beta;
+} gemm_args;
+
+/* One tile: rows [i, i + mr) of A and C, the columns of panel p, the
+ * lanes of vector v limited by mask[v].  mr is a constant in each
+ * instance (see tiles), so the accumulators live in registers. */
+#define UNROLL _Pragma("GCC unroll 8")
+#define K_LOOP(A, lda, kn)                                                   \
+    do {                                                                     \
+        const real *ar[MR];                                                  \
+        UNROLL for (int r = 0; r < mr; r++) ar[r] = (A) + r * (lda);         \
+        const size_t kend = (kn);                                            \
+        for (size_t k = 0; k < kend; k++, b += ldb) {                        \
+            vreal bv[NV];                                                    \
+            UNROLL for (int v = 0; v < NV; v++)                              \
+                bv[v] = V_MLOAD(mask[v], b + v * VL);                        \
+            UNROLL for (int r = 0; r < mr; r++) {                            \
+                const vreal a = V_SET1(ar[r][k]);                            \
+                UNROLL for (int v = 0; v < NV; v++)                          \
+                    acc[r][v] = V_FMA(a, bv[v], acc[r][v]);                  \
+            }                                                                \
+        }                                                                    \
+    } while (0)
+__attribute__((always_inline)) KTARGET static inline void
+tile(const int mr, const gemm_args *g, size_t i, size_t p, const vmask *mask)
 {
-    const size_t B = ws->B, XH = ws->X + ws->H, GH = G * ws->H;
+    const size_t ldc = g->ldc, ldb = g->ldb;
+    real *C = g->C + i * ldc + p * NR;
+    const real *b = g->Bm + p * g->pstride;
+    vreal acc[MR][NV];
+    UNROLL for (int r = 0; r < mr; r++)
+        UNROLL for (int v = 0; v < NV; v++)
+            acc[r][v] = g->bias   ? V_MLOAD(mask[v], g->bias + p * NR + v * VL)
+                        : g->beta ? V_MLOAD(mask[v], C + r * ldc + v * VL)
+                                  : V_ZERO();
+    K_LOOP(g->A1 + i * g->lda1, g->lda1, g->K1);
+    if (g->A2)
+        K_LOOP(g->A2 + i * g->lda2, g->lda2, g->K - g->K1);
+    UNROLL for (int r = 0; r < mr; r++)
+        UNROLL for (int v = 0; v < NV; v++)
+            V_MSTORE(C + r * ldc + v * VL, mask[v], acc[r][v]);
+}
+
+/* Every row of panel p: tiles of MR rows, then the rest. */
+KTARGET static void tiles(const gemm_args *g, size_t p, const vmask *mask)
+{
+    size_t i = 0;
+    for (; i + MR <= g->M; i += MR)
+        tile(MR, g, i, p, mask);
+    switch (g->M - i) {
+    case 7: tile(7, g, i, p, mask); break;
+    case 6: tile(6, g, i, p, mask); break;
+    case 5: tile(5, g, i, p, mask); break;
+    case 4: tile(4, g, i, p, mask); break;
+    case 3: tile(3, g, i, p, mask); break;
+    case 2: tile(2, g, i, p, mask); break;
+    case 1: tile(1, g, i, p, mask); break;
+    default: break;
+    }
+}
+
+KTARGET static void kernel_gemm(const gemm_args *g)
+{
+    const size_t panels = (g->N + NR - 1) / NR;
+    const int par = g->M * g->N * g->K >= 262144; /* worth the threads */
+    _Pragma("omp parallel for schedule(static) if (par)")
+    for (size_t p = 0; p < panels; p++) {
+        const size_t cols = g->N - p * NR < NR ? g->N - p * NR : NR;
+        vmask mask[NV];
+        for (int v = 0; v < NV; v++) {
+            const size_t lanes = cols > (size_t)v * VL
+                                     ? (cols - (size_t)v * VL < VL
+                                            ? cols - (size_t)v * VL
+                                            : VL)
+                                     : 0;
+            mask[v] = (vmask)((1u << lanes) - 1u);
+        }
+        tiles(g, p, mask);
+    }
+}
+
+/* the CPU has AVX-512 (and the OS keeps its registers) */
+static int kernel_possible(void)
+{
+    static int possible = -1;
+    if (possible < 0) {
+        __builtin_cpu_init();
+        possible = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    }
+    return possible;
+}
+#else
+#define NR 1
+static int kernel_possible(void) { return 0; }
+#endif
+
+static int kernel_off; /* bptt_cell_kernel_select(0) */
+
+static int kernel_on(void) { return !kernel_off && kernel_possible(); }
+
+const char *bptt_cell_kernel(void)
+{
+    return kernel_on() ? "avx512" : "cblas";
+}
+
+int bptt_cell_kernel_select(int on)
+{
+    if (on && !kernel_possible())
+        return -1;
+    kernel_off = !on;
+    return 0;
+}
+
+void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
+                    const real *Bm, size_t ldb, real *C, size_t ldc, int beta)
+{
+#ifdef HAVE_KERNEL
+    if (kernel_on()) {
+        const gemm_args g = {M, N, K, K, A, NULL, lda, 0, Bm, ldb, NR,
+                             C, ldc, NULL, beta};
+        kernel_gemm(&g);
+        return;
+    }
+#endif
+    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
+              (int)K, 1, A, (int)lda, Bm, (int)ldb, beta ? 1 : 0, C,
+              (int)ldc);
+}
+
+size_t bptt_cell_packed_len(size_t G, size_t X, size_t H)
+{
+    if (!kernel_on())
+        return 0;
+    const size_t GH = G * H;
+    return (GH + NR - 1) / NR * NR * (X + H);
+}
+
+void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
+                            real *wpack)
+{
+    const size_t XH = ws->X + ws->H, GH = G * ws->H;
+    const size_t panels = (GH + NR - 1) / NR;
+    for (size_t p = 0; p < panels; p++) {
+        real *dst = wpack + p * XH * NR;
+        for (size_t k = 0; k < XH; k++)
+            for (size_t c = 0; c < NR; c++) {
+                const size_t j = p * NR + c;
+                dst[k * NR + c] = j < GH ? W[j * XH + k] : 0;
+            }
+    }
+}
+
+/* out (B, G*H) := [x, h] W^T + b */
+static void gates_gemm(const bptt_cell_ws *ws, size_t G, const real *W,
+                       const real *bias, const real *x, const real *h,
+                       real *out)
+{
+    const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H, GH = G * H;
+#ifdef HAVE_KERNEL
+    if (ws->wpack && kernel_on()) {
+        const gemm_args g = {B, GH, XH, X, x, h, X, H, ws->wpack, NR,
+                             XH * NR, out, GH, bias, 0};
+        kernel_gemm(&g);
+        return;
+    }
+#endif
+    concat(ws, ws->xh, x, h);
     for (size_t r = 0; r < B; r++)
         memcpy(out + r * GH, bias, GH * sizeof(real));
     REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)GH,
               (int)XH, 1, ws->xh, (int)XH, W, (int)XH, 1, out, (int)GH);
 }
 
-/* dW += dgates^T xh; db += column sums of dgates; then
- * dx (if wanted) and dh_prev from dxh = dgates W. */
-static void weights_backward(const bptt_cell_ws *ws, size_t G, const real *W,
-                             real *dW, double *db, real *dh_prev, real *dx)
+/* db += dgates' rows, one after the other (in double); then dx (if
+ * wanted) and dh_prev from dxh = dgates W.  The weight gradient is the
+ * caller's (bptt_cell_weight_grads). */
+static void gates_backward(const bptt_cell_ws *ws, size_t G, const real *W,
+                           const real *dgates, double *db, real *dh_prev,
+                           real *dx)
 {
     const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H, GH = G * H;
-    REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH, (int)XH,
-              (int)B, 1, ws->dgates, (int)GH, ws->xh, (int)XH, 1, dW,
-              (int)XH);
-    SIMD
-    for (size_t j = 0; j < GH; j++) {
-        double sum = 0;
-        for (size_t r = 0; r < B; r++)
-            sum += (double)ws->dgates[r * GH + j];
-        db[j] += sum;
+    for (size_t r = 0; r < B; r++) {
+        const real *d = dgates + r * GH;
+        SIMD
+        for (size_t j = 0; j < GH; j++)
+            db[j] += (double)d[j];
     }
     if (dx) {
-        REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)XH,
-                  (int)GH, 1, ws->dgates, (int)GH, W, (int)XH, 0, ws->dxh,
-                  (int)XH);
+        bptt_cell_gemm(B, XH, GH, dgates, GH, W, XH, ws->dxh, XH, 0);
         for (size_t r = 0; r < B; r++) {
             memcpy(dx + r * X, ws->dxh + r * XH, X * sizeof(real));
             memcpy(dh_prev + r * H, ws->dxh + r * XH + X, H * sizeof(real));
         }
     } else { /* only the h columns of W: skip the input's share */
-        REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)H,
-                  (int)GH, 1, ws->dgates, (int)GH, W + X, (int)XH, 0,
-                  dh_prev, (int)H);
+        bptt_cell_gemm(B, H, GH, dgates, GH, W + X, XH, dh_prev, H, 0);
     }
 }
 
+void bptt_cell_weight_grads(size_t GH, size_t XH, size_t rows,
+                            const real *dgates, const real *xh, real *dW)
+{
+    if (rows == 0)
+        return;
+    REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH, (int)XH,
+              (int)rows, 1, dgates, (int)GH, xh, (int)XH, 1, dW, (int)XH);
+}
+
+/* The cells' elementwise rows with exp in them (LSTM forward op, backward
+ * op and h rebuilt from an internal state; RNN forward op) are written
+ * once and compiled twice: for the build's target, and for AVX-512 (16
+ * lanes), used where the GEMM kernel is.  Both do the same IEEE
+ * operations on each element (no contraction: the build has
+ * -ffp-contract=off), so they give the same bits. */
+#ifdef HAVE_KERNEL
+#ifdef __clang__
+#define EWTARGET __attribute__((target("avx512f"), min_vector_width(512)))
+#else
+#define EWTARGET __attribute__((target("avx512f,prefer-vector-width=512")))
+#endif
+#define ROWS(name, args, call)                                               \
+    EWTARGET static void name##_wide args { name call; }                     \
+    static void name##_plain args { name call; }
+#define ROW_CALL(name, wide) ((wide) ? name##_wide : name##_plain)
+#else
+#define ROWS(name, args, call)                                               \
+    static void name##_plain args { name call; }
+#define ROW_CALL(name, wide) ((void)(wide), name##_plain)
+#endif
+#define INLINE __attribute__((always_inline)) static inline
+
 /* ---- vanilla RNN: h = tanh(W [x, h_prev] + b) ---------------------------- */
+
+/* hr := tanh(hr), into out too */
+INLINE void tanh_row(size_t H, real *hr, real *out)
+{
+    SIMD
+    for (size_t j = 0; j < H; j++) {
+        const real h = fm_tanh(hr[j]);
+        hr[j] = h;
+        out[j] = h;
+    }
+}
+ROWS(tanh_row, (size_t H, real *hr, real *out), (H, hr, out))
 
 static void rnn_forward(const bptt_cell_ws *ws, const real *W, const real *b,
                         const real *x, const real *state_in, real *s_out,
@@ -71,31 +336,25 @@ static void rnn_forward(const bptt_cell_ws *ws, const real *W, const real *b,
     const size_t n = ws->B * ws->H;
     real *h = s_out + n; /* internal: [h_prev, h] */
     memcpy(s_out, state_in, n * sizeof(real));
-    concat(ws, x, state_in);
-    gates_gemm(ws, 1, W, b, h);
+    gates_gemm(ws, 1, W, b, x, state_in, h);
     const size_t B = ws->B, H = ws->H;
+    const int wide = kernel_on();
     PAR_ROWS
-    for (size_t r = 0; r < B; r++) {
-        real *hr = h + r * H;
-        SIMD
-        for (size_t j = 0; j < H; j++)
-            hr[j] = fm_tanh(hr[j]);
-    }
-    memcpy(state_out, h, n * sizeof(real));
+    for (size_t r = 0; r < B; r++)
+        ROW_CALL(tanh_row, wide)(H, h + r * H, state_out + r * H);
 }
 
-static void rnn_backward(const bptt_cell_ws *ws, const real *W, real *dW,
-                         double *db, const real *x, const real *s,
-                         const real *dstate, real *dstate_prev, real *dx)
+static void rnn_backward(const bptt_cell_ws *ws, const real *W, double *db,
+                         const real *x, const real *s, const real *dstate,
+                         real *dstate_prev, real *dx, real *dgates, real *xh)
 {
     const size_t n = ws->B * ws->H;
     const real *h_prev = s, *h = s + n;
-    real *dg = ws->dgates;
     SIMD
     for (size_t k = 0; k < n; k++)
-        dg[k] = dstate[k] * (1 - h[k] * h[k]);
-    concat(ws, x, h_prev);
-    weights_backward(ws, 1, W, dW, db, dstate_prev, dx);
+        dgates[k] = dstate[k] * (1 - h[k] * h[k]);
+    concat(ws, xh, x, h_prev);
+    gates_backward(ws, 1, W, dgates, db, dstate_prev, dx);
 }
 
 static void rnn_state_from_internal(const bptt_cell_ws *ws, const real *s,
@@ -105,8 +364,10 @@ static void rnn_state_from_internal(const bptt_cell_ws *ws, const real *s,
     memcpy(state, s + n, n * sizeof(real));
 }
 
-static const real *rnn_h(const bptt_cell_ws *ws, const real *s)
+static const real *rnn_h(const bptt_cell_ws *ws, const real *s,
+                         real *scratch)
 {
+    (void)scratch;
     return s + ws->B * ws->H;
 }
 
@@ -120,6 +381,61 @@ const bptt_cell_type bptt_cell_rnn = {
 
 static inline real lstm_h(real o, real c) { return o * fm_tanh(c); }
 
+/* act row [i, f, o, g] activated in place; c (into cr and cn) and h of
+ * the row */
+INLINE void lstm_fwd_row(size_t H, real *a, const real *cp, real *cr,
+                         real *cn, real *hr)
+{
+    SIMD
+    for (size_t j = 0; j < H; j++) {
+        const real i = fm_sigmoid(a[j]), f = fm_sigmoid(a[H + j]),
+                   o = fm_sigmoid(a[2 * H + j]), g = fm_tanh(a[3 * H + j]);
+        a[j] = i;
+        a[H + j] = f;
+        a[2 * H + j] = o;
+        a[3 * H + j] = g;
+        const real cj = f * cp[j] + i * g;
+        cr[j] = cj;
+        cn[j] = cj;
+        hr[j] = lstm_h(o, cj);
+    }
+}
+ROWS(lstm_fwd_row,
+     (size_t H, real *a, const real *cp, real *cr, real *cn, real *hr),
+     (H, a, cp, cr, cn, hr))
+
+/* gate gradients d and dc_prev of a row */
+INLINE void lstm_bwd_row(size_t H, const real *a, const real *cr,
+                         const real *cp, const real *dhr, const real *dcr,
+                         real *d, real *dcp)
+{
+    SIMD
+    for (size_t j = 0; j < H; j++) {
+        const real i = a[j], f = a[H + j], o = a[2 * H + j],
+                   g = a[3 * H + j];
+        const real tc = fm_tanh(cr[j]);
+        const real dc = dcr[j] + dhr[j] * o * (1 - tc * tc);
+        d[j] = dc * g * i * (1 - i);             /* input gate */
+        d[H + j] = dc * cp[j] * f * (1 - f);     /* forget gate */
+        d[2 * H + j] = dhr[j] * tc * o * (1 - o); /* output gate */
+        d[3 * H + j] = dc * i * (1 - g * g);     /* candidate */
+        dcp[j] = dc * f;
+    }
+}
+ROWS(lstm_bwd_row,
+     (size_t H, const real *a, const real *cr, const real *cp,
+      const real *dhr, const real *dcr, real *d, real *dcp),
+     (H, a, cr, cp, dhr, dcr, d, dcp))
+
+INLINE void lstm_h_row(size_t H, const real *o, const real *cr, real *hr)
+{
+    SIMD
+    for (size_t j = 0; j < H; j++)
+        hr[j] = lstm_h(o[j], cr[j]);
+}
+ROWS(lstm_h_row, (size_t H, const real *o, const real *cr, real *hr),
+     (H, o, cr, hr))
+
 static void lstm_forward(const bptt_cell_ws *ws, const real *W, const real *b,
                          const real *x, const real *state_in, real *s_out,
                          real *state_out)
@@ -128,59 +444,34 @@ static void lstm_forward(const bptt_cell_ws *ws, const real *W, const real *b,
     const real *h_prev = state_in, *c_prev = state_in + n;
     real *act = s_out + 2 * n, *c = s_out + 6 * n;
     real *h_new = state_out, *c_new = state_out + n;
+    const int wide = kernel_on();
     memcpy(s_out, state_in, 2 * n * sizeof(real)); /* h_prev, c_prev */
-    concat(ws, x, h_prev);
-    gates_gemm(ws, 4, W, b, act);
+    gates_gemm(ws, 4, W, b, x, h_prev, act);
     PAR_ROWS
-    for (size_t r = 0; r < B; r++) {
-        real *a = act + r * 4 * H;
-        const real *cp = c_prev + r * H;
-        real *cr = c + r * H, *hr = h_new + r * H;
-        SIMD
-        for (size_t j = 0; j < H; j++) {
-            const real i = fm_sigmoid(a[j]), f = fm_sigmoid(a[H + j]),
-                       o = fm_sigmoid(a[2 * H + j]), g = fm_tanh(a[3 * H + j]);
-            a[j] = i;
-            a[H + j] = f;
-            a[2 * H + j] = o;
-            a[3 * H + j] = g;
-            cr[j] = f * cp[j] + i * g;
-            hr[j] = lstm_h(o, cr[j]);
-        }
-    }
-    memcpy(c_new, c, n * sizeof(real));
+    for (size_t r = 0; r < B; r++)
+        ROW_CALL(lstm_fwd_row, wide)(H, act + r * 4 * H, c_prev + r * H,
+                                     c + r * H, c_new + r * H,
+                                     h_new + r * H);
 }
 
-static void lstm_backward(const bptt_cell_ws *ws, const real *W, real *dW,
-                          double *db, const real *x, const real *s,
-                          const real *dstate, real *dstate_prev, real *dx)
+static void lstm_backward(const bptt_cell_ws *ws, const real *W, double *db,
+                          const real *x, const real *s, const real *dstate,
+                          real *dstate_prev, real *dx, real *dgates,
+                          real *xh)
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
     const real *h_prev = s, *c_prev = s + n, *act = s + 2 * n, *c = s + 6 * n;
     const real *dh = dstate, *dc_in = dstate + n;
     real *dc_prev = dstate_prev + n;
+    const int wide = kernel_on();
     PAR_ROWS
-    for (size_t r = 0; r < B; r++) {
-        const real *a = act + r * 4 * H;
-        real *d = ws->dgates + r * 4 * H;
-        const real *cr = c + r * H, *cp = c_prev + r * H;
-        const real *dhr = dh + r * H, *dcr = dc_in + r * H;
-        real *dcp = dc_prev + r * H;
-        SIMD
-        for (size_t j = 0; j < H; j++) {
-            const real i = a[j], f = a[H + j], o = a[2 * H + j],
-                       g = a[3 * H + j];
-            const real tc = fm_tanh(cr[j]);
-            const real dc = dcr[j] + dhr[j] * o * (1 - tc * tc);
-            d[j] = dc * g * i * (1 - i);             /* input gate */
-            d[H + j] = dc * cp[j] * f * (1 - f);     /* forget gate */
-            d[2 * H + j] = dhr[j] * tc * o * (1 - o); /* output gate */
-            d[3 * H + j] = dc * i * (1 - g * g);     /* candidate */
-            dcp[j] = dc * f;
-        }
-    }
-    concat(ws, x, h_prev);
-    weights_backward(ws, 4, W, dW, db, dstate_prev, dx);
+    for (size_t r = 0; r < B; r++)
+        ROW_CALL(lstm_bwd_row, wide)(H, act + r * 4 * H, c + r * H,
+                                     c_prev + r * H, dh + r * H,
+                                     dc_in + r * H, dgates + r * 4 * H,
+                                     dc_prev + r * H);
+    concat(ws, xh, x, h_prev);
+    gates_backward(ws, 4, W, dgates, db, dstate_prev, dx);
 }
 
 static void lstm_state_from_internal(const bptt_cell_ws *ws, const real *s,
@@ -188,27 +479,30 @@ static void lstm_state_from_internal(const bptt_cell_ws *ws, const real *s,
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
     const real *act = s + 2 * n, *c = s + 6 * n;
+    const int wide = kernel_on();
     PAR_ROWS
-    for (size_t r = 0; r < B; r++) {
-        const real *o = act + r * 4 * H + 2 * H, *cr = c + r * H;
-        real *hr = state + r * H;
-        SIMD
-        for (size_t j = 0; j < H; j++)
-            hr[j] = lstm_h(o[j], cr[j]);
-    }
+    for (size_t r = 0; r < B; r++)
+        ROW_CALL(lstm_h_row, wide)(H, act + r * 4 * H + 2 * H, c + r * H,
+                                   state + r * H);
     memcpy(state + n, c, n * sizeof(real));
 }
 
-static const real *lstm_h_ptr(const bptt_cell_ws *ws, const real *s)
+static const real *lstm_h_only(const bptt_cell_ws *ws, const real *s,
+                               real *scratch)
 {
-    (void)ws;
-    (void)s;
-    return NULL;
+    const size_t B = ws->B, H = ws->H, n = B * H;
+    const real *act = s + 2 * n, *c = s + 6 * n;
+    const int wide = kernel_on();
+    PAR_ROWS
+    for (size_t r = 0; r < B; r++)
+        ROW_CALL(lstm_h_row, wide)(H, act + r * 4 * H + 2 * H, c + r * H,
+                                   scratch + r * H);
+    return scratch;
 }
 
 const bptt_cell_type bptt_cell_lstm = {
     "lstm", 4, 2, 7, lstm_forward, lstm_backward, lstm_state_from_internal,
-    lstm_h_ptr};
+    lstm_h_only};
 
 const bptt_cell_type *bptt_cell_find(const char *name)
 {

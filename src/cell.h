@@ -13,8 +13,13 @@
  *        the activated gates (B, 4H) in the order i, f, o, g; h = o*tanh(c)
  *        is rebuilt from it with the same expression the forward op uses,
  *        so the rebuilt state is bit-identical.
- * Backward functions accumulate into weight gradients (+=); bias gradients
- * accumulate in double (a float sum over thousands of steps loses digits).
+ * Backward functions do not touch the weight gradient: they hand back the
+ * step's gate gradients dgates (B, G*H) and the GEMM input xh = [x, h_prev]
+ * (B, X+H), and the caller adds dW += dgates^T xh over a block of steps at
+ * once (bptt_cell_weight_grads: one GEMM with B*steps rows instead of a
+ * memory-bound GEMM with B rows every step).  Bias gradients accumulate in
+ * double, one step at a time (a float sum over thousands of steps loses
+ * digits).
  */
 #ifndef BPTT_CELL_H
 #define BPTT_CELL_H
@@ -25,9 +30,10 @@
 
 typedef struct {
     size_t B, X, H;
-    real *xh;     /* scratch (B, X+H) */
-    real *dgates; /* scratch (B, G*H) */
-    real *dxh;    /* scratch (B, X+H) */
+    real *xh;     /* scratch of the forward op on cblas (B, X+H) */
+    real *dxh;    /* scratch of the backward op (B, X+H) */
+    const real *wpack; /* W^T packed by bptt_cell_pack_weights from the W
+                          the forward op is given, or NULL: cblas on W */
 } bptt_cell_ws;
 
 typedef struct {
@@ -41,21 +47,55 @@ typedef struct {
                     real *state_out);
     /* Backward of one step.  dstate (hidden-state gradient w.r.t. the
      * cell's output state, e.g. [dh, dc]) is consumed; dstate_prev
-     * receives the gradient w.r.t. state_in; dx (may be NULL) receives the
-     * gradient w.r.t. x. */
-    void (*backward)(const bptt_cell_ws *ws, const real *W, real *dW,
-                     double *db, const real *x, const real *s,
-                     const real *dstate, real *dstate_prev, real *dx);
+     * receives the gradient w.r.t. state_in (it may be dstate); dx (may be
+     * NULL) receives the gradient w.r.t. x; db += the column sums of
+     * dgates.  dgates (B, G*H) and xh (B, X+H) receive this step's share
+     * of the weight gradient, dW += dgates^T xh, which the caller adds
+     * with bptt_cell_weight_grads. */
+    void (*backward)(const bptt_cell_ws *ws, const real *W, double *db,
+                     const real *x, const real *s, const real *dstate,
+                     real *dstate_prev, real *dx, real *dgates, real *xh);
     /* The hidden state held inside an internal state. */
     void (*state_from_internal)(const bptt_cell_ws *ws, const real *s,
                                 real *state);
-    /* Pointer to h inside an internal state, or NULL when it must be
-     * rebuilt with state_from_internal. */
-    const real *(*h_in_internal)(const bptt_cell_ws *ws, const real *s);
+    /* h (B, H) of an internal state: a pointer into s, or h rebuilt into
+     * scratch (B, H) (bit-identical to the forward op's) and scratch. */
+    const real *(*h_from_internal)(const bptt_cell_ws *ws, const real *s,
+                                   real *scratch);
 } bptt_cell_type;
 
 extern const bptt_cell_type bptt_cell_rnn;
 extern const bptt_cell_type bptt_cell_lstm;
 const bptt_cell_type *bptt_cell_find(const char *name);
+
+/* The per-step products: an AVX-512 kernel of our own where the CPU has
+ * it, else cblas (see cell.c); bptt_cell_kernel names the one in use
+ * ("avx512" or "cblas").  bptt_cell_kernel_select(0) makes this process
+ * use cblas, (1) the kernel (-1 if the CPU lacks it): for benchmarks and
+ * tests, before any model is made; gradients agree across plans for
+ * either, not between the two. */
+const char *bptt_cell_kernel(void);
+int bptt_cell_kernel_select(int on);
+
+/* C (M, N) = A (M, K) Bm (K, N) [+ C if beta], all row-major (lda, ldb,
+ * ldc: row strides), with the kernel in use. */
+void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
+                    const real *Bm, size_t ldb, real *C, size_t ldc,
+                    int beta);
+
+/* Reals of W^T packed for the forward op of a cell with G gates, input X
+ * and hidden H; 0 when the kernel is not in use (then nothing is packed
+ * and ws->wpack stays NULL).  bptt_cell_pack_weights writes it from W
+ * (G*H, X+H); it must be redone whenever W changes. */
+size_t bptt_cell_packed_len(size_t G, size_t X, size_t H);
+void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
+                            real *wpack);
+
+/* dW (GH, XH) += dgates^T xh over rows rows: dgates (rows, GH), xh (rows,
+ * XH), where the rows of several steps' (B, .) blocks lie one after the
+ * other.  One GEMM; for a fixed row count and thread count its result is
+ * a pure function of its inputs. */
+void bptt_cell_weight_grads(size_t GH, size_t XH, size_t rows,
+                            const real *dgates, const real *xh, real *dW);
 
 #endif

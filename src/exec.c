@@ -63,23 +63,46 @@ int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
         ws_release(&w, mem, t);
         return BPTT_ENOMEM;
     }
+    bptt_model_pack_weights(m); /* params may have changed since */
     bptt_model_zero_grads(m);
 
     const size_t B = m->B, X = m->X;
     const real scale = (real)(1.0 / ((double)B * (double)t));
     int cur = 0; /* w.state[cur] is the running state */
+    /* the working internal state s(in_slot) is in w.sslot[in_slot], not in
+     * w.work (0: it is in w.work, or there is none) */
+    size_t in_slot = 0;
     double loss = 0;
     for (size_t k = 0; k < plan->n_actions && rc == BPTT_OK; k++) {
         const size_t i = plan->actions[k].step;
         switch (plan->actions[k].op) {
-        case BPTT_ADVANCE:
+        case BPTT_ADVANCE: {
+            /* "advance i; save_internal i": the forward op writes s(i)
+             * straight into its checkpoint (taken one action early, with
+             * nothing in between, so the peak is the same), which spares
+             * copying the working state */
+            real *s_out = w.work;
+            in_slot = 0;
+            if (k + 1 < plan->n_actions &&
+                plan->actions[k + 1].op == BPTT_SAVE_INTERNAL &&
+                plan->actions[k + 1].step == i && !w.sslot[i]) {
+                w.sslot[i] =
+                    bptt_mem_get_uninit(mem, BPTT_MEM_CHECKPOINT, sb);
+                if (!w.sslot[i]) {
+                    rc = BPTT_ENOMEM;
+                    break;
+                }
+                s_out = w.sslot[i];
+                in_slot = i;
+            }
             bptt_model_forward_step(m, batch->x + (i - 1) * B * X,
-                                    w.state[cur], w.work, w.state[!cur]);
+                                    w.state[cur], s_out, w.state[!cur]);
             cur = !cur;
             st->forward_ops++;
             st->recompute_ops += w.computed[i];
             w.computed[i] = 1;
             break;
+        }
         case BPTT_SAVE_HIDDEN:
             w.hslot[i] = bptt_mem_get_uninit(mem, BPTT_MEM_CHECKPOINT, hb);
             if (!w.hslot[i])
@@ -88,6 +111,8 @@ int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
                 memcpy(w.hslot[i], w.state[cur], hb);
             break;
         case BPTT_SAVE_INTERNAL:
+            if (in_slot == i) /* already there (see advance) */
+                break;
             w.sslot[i] = bptt_mem_get_uninit(mem, BPTT_MEM_CHECKPOINT, sb);
             if (!w.sslot[i])
                 rc = BPTT_ENOMEM;
@@ -97,16 +122,20 @@ int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
         case BPTT_RESTORE_HIDDEN:
             memcpy(w.state[cur], w.hslot[i], hb);
             st->restores++;
+            in_slot = 0; /* no working internal state now */
             break;
         case BPTT_RESTORE_INTERNAL:
             bptt_model_state_from_internal(m, w.sslot[i], w.state[cur]);
             st->restores++;
+            in_slot = 0;
             break;
         case BPTT_BACKWARD: {
             const real *s = w.sslot[i] ? w.sslot[i] : w.work;
-            loss += bptt_model_backward_step(m, batch->x + (i - 1) * B * X,
+            loss += bptt_model_backward_step(m, i,
+                                             batch->x + (i - 1) * B * X,
                                              batch->y + (i - 1) * B, s,
                                              w.carry, scale);
+            in_slot = 0;
             st->backward_ops++;
             st->output_ops++;
             break;
@@ -116,6 +145,10 @@ int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
             w.hslot[i] = NULL;
             break;
         case BPTT_FREE_INTERNAL:
+            if (in_slot == i) { /* the working state lives on in w.work */
+                memcpy(w.work, w.sslot[i], sb);
+                in_slot = 0;
+            }
             bptt_mem_put(mem, w.sslot[i]);
             w.sslot[i] = NULL;
             break;

@@ -31,13 +31,16 @@ static inline real fm_tanh(real x) { return tanh(x); }
 
 static inline float fm_exp(float x)
 {
-    /* beyond these exp overflows or is below the smallest normal float */
-    x = x < -87.0f ? -87.0f : x;
-    x = x > 88.0f ? 88.0f : x;
-    /* n = round(x / ln2), by the 1.5 * 2^23 trick (no libm call) */
+    /* beyond these exp overflows or is below the smallest normal float;
+     * NaN, for which every comparison is false, becomes -87 here, so that
+     * the conversion of n to an integer below stays defined, and comes
+     * back as NaN at the end */
+    float c = x > -87.0f ? x : -87.0f;
+    c = c < 88.0f ? c : 88.0f;
+    /* n = round(c / ln2), by the 1.5 * 2^23 trick (no libm call) */
     const float shifter = 12582912.0f;
-    const float n = (x * 1.44269504088896341f + shifter) - shifter;
-    const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+    const float n = (c * 1.44269504088896341f + shifter) - shifter;
+    const float r = (c - n * 0.693359375f) + n * 2.12194440e-4f;
     float p = 1.0f / 5040.0f;
     p = p * r + 1.0f / 720.0f;
     p = p * r + 1.0f / 120.0f;
@@ -51,7 +54,7 @@ static inline float fm_exp(float x)
     memcpy(&bits, &p, sizeof bits);
     bits += (int32_t)n * (1 << 23);
     memcpy(&p, &bits, sizeof p);
-    return p;
+    return x == x ? p : x;
 }
 
 static inline float fm_tanh(float x)

@@ -71,21 +71,31 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     m->grads = bptt_mem_get(mem, BPTT_MEM_GRADS, m->n_params * rb);
     m->scratch_xh = bptt_mem_get(mem, BPTT_MEM_WORKING, B * XH * rb);
     m->scratch_dxh = bptt_mem_get(mem, BPTT_MEM_WORKING, B * XH * rb);
-    m->scratch_dgates = bptt_mem_get(mem, BPTT_MEM_WORKING, B * G * H * rb);
     m->logits = bptt_mem_get(mem, BPTT_MEM_WORKING, B * V * rb);
     m->state_tmp = bptt_mem_get(mem, BPTT_MEM_WORKING, m->hidden_len * rb);
     m->dx = bptt_mem_get(mem, BPTT_MEM_WORKING, B * H * rb);
     m->dbias = bptt_mem_get(mem, BPTT_MEM_GRADS,
                             (L * G * H + V) * sizeof(double));
     if (!m->params || !m->grads || !m->scratch_xh || !m->scratch_dxh ||
-        !m->scratch_dgates || !m->logits || !m->state_tmp || !m->dx ||
-        !m->dbias) {
+        !m->logits || !m->state_tmp || !m->dx || !m->dbias ||
+        bptt_model_set_wgrad_steps(m, BPTT_WGRAD_STEPS) != BPTT_OK) {
         bptt_model_free(m);
         return BPTT_ENOMEM;
     }
-    for (size_t l = 0; l < L; l++)
+    for (size_t l = 0; l < L; l++) {
         m->ws[l] = (bptt_cell_ws){B, layer_input(m, l), H, m->scratch_xh,
-                                  m->scratch_dgates, m->scratch_dxh};
+                                  m->scratch_dxh, NULL};
+        const size_t len = bptt_cell_packed_len(G, layer_input(m, l), H);
+        if (len) {
+            m->wpack[l] = bptt_mem_get(mem, BPTT_MEM_WORKING, len * rb);
+            if (!m->wpack[l]) {
+                bptt_model_free(m);
+                return BPTT_ENOMEM;
+            }
+            m->ws[l].wpack = m->wpack[l];
+            m->wpack_bytes += len * rb;
+        }
+    }
 
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     if (!rng) {
@@ -103,7 +113,39 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
             for (size_t j = 0; j < H; j++)
                 b[H + j] = 1;
         }
+    bptt_model_pack_weights(m);
     *out = m;
+    return BPTT_OK;
+}
+
+int bptt_model_set_wgrad_steps(bptt_model *m, size_t K)
+{
+    const size_t L = m->L, B = m->B, H = m->H, GH = m->cell->gates * H;
+    if (K < 1 || K > BPTT_WGRAD_STEPS_MAX)
+        return BPTT_EINVAL;
+    if (K == m->wgrad_steps)
+        return BPTT_OK;
+    size_t off[BPTT_MAX_LAYERS], xh = 0; /* reals of all layers' xh blocks */
+    for (size_t l = 0; l < L; l++) {
+        off[l] = xh;
+        xh += K * B * (layer_input(m, l) + H);
+    }
+    const size_t rb = sizeof(real), dg = L * K * B * GH;
+    real *new_dg = bptt_mem_get(m->mem, BPTT_MEM_WORKING, dg * rb);
+    real *new_xh = new_dg ? bptt_mem_get(m->mem, BPTT_MEM_WORKING, xh * rb)
+                          : NULL;
+    if (!new_xh) {
+        bptt_mem_put(m->mem, new_dg);
+        return BPTT_ENOMEM;
+    }
+    bptt_mem_put(m->mem, m->wgrad_dgates);
+    bptt_mem_put(m->mem, m->wgrad_xh);
+    m->wgrad_dgates = new_dg;
+    m->wgrad_xh = new_xh;
+    memcpy(m->wgrad_xh_off, off, L * sizeof off[0]);
+    m->wgrad_steps = K;
+    m->wgrad_rows = 0;
+    m->wgrad_bytes = (dg + xh) * rb;
     return BPTT_OK;
 }
 
@@ -116,12 +158,24 @@ void bptt_model_free(bptt_model *m)
     bptt_mem_put(mem, m->grads);
     bptt_mem_put(mem, m->scratch_xh);
     bptt_mem_put(mem, m->scratch_dxh);
-    bptt_mem_put(mem, m->scratch_dgates);
     bptt_mem_put(mem, m->logits);
     bptt_mem_put(mem, m->state_tmp);
     bptt_mem_put(mem, m->dx);
     bptt_mem_put(mem, m->dbias);
+    bptt_mem_put(mem, m->wgrad_dgates);
+    bptt_mem_put(mem, m->wgrad_xh);
+    for (size_t l = 0; l < m->L; l++)
+        bptt_mem_put(mem, m->wpack[l]);
     free(m);
+}
+
+void bptt_model_pack_weights(bptt_model *m)
+{
+    for (size_t l = 0; l < m->L; l++)
+        if (m->wpack[l])
+            bptt_cell_pack_weights(&m->ws[l], m->cell->gates,
+                                   m->params + m->tensor[2 * l].offset,
+                                   m->wpack[l]);
 }
 
 size_t bptt_model_hidden_bytes(const bptt_model *m)
@@ -144,10 +198,37 @@ void bptt_model_zero_grads(bptt_model *m)
     memset(m->grads, 0, m->n_params * sizeof(real));
     memset(m->dbias, 0,
            (m->L * m->cell->gates * m->H + m->V) * sizeof(double));
+    m->wgrad_rows = 0;
+}
+
+/* Rows of the block of layer l holding slot k (a step's (B, .) rows). */
+static real *wgrad_dgates_of(const bptt_model *m, size_t l, size_t k)
+{
+    const size_t GH = m->cell->gates * m->H;
+    return m->wgrad_dgates + (l * m->wgrad_steps + k) * m->B * GH;
+}
+static real *wgrad_xh_of(const bptt_model *m, size_t l, size_t k)
+{
+    return m->wgrad_xh + m->wgrad_xh_off[l] +
+           k * m->B * (m->ws[l].X + m->H);
+}
+
+/* dW += dgates^T xh over the open block, every layer; closes the block. */
+static void wgrad_flush(bptt_model *m)
+{
+    const size_t GH = m->cell->gates * m->H;
+    for (size_t l = 0; l < m->L; l++)
+        bptt_cell_weight_grads(GH, m->ws[l].X + m->H, m->wgrad_rows * m->B,
+                               wgrad_dgates_of(m, l, 0),
+                               wgrad_xh_of(m, l, 0),
+                               m->grads + m->tensor[2 * l].offset);
+    m->wgrad_rows = 0;
 }
 
 void bptt_model_finish_grads(bptt_model *m)
 {
+    if (m->wgrad_rows)
+        wgrad_flush(m);
     for (size_t l = 0; l <= m->L; l++) {
         const bptt_tensor *t = &m->tensor[2 * l + 1]; /* b_l, then bo */
         const double *acc = dbias_of(m, l);
@@ -191,18 +272,19 @@ void bptt_model_state_from_internal(bptt_model *m, const real *s,
 /* h of layer l at this step, from the internal state s */
 static const real *layer_h(bptt_model *m, const real *s, size_t l)
 {
-    const real *h = m->cell->h_in_internal(&m->ws[l], s + int_off(m, l));
-    if (h)
-        return h;
-    real *dst = m->state_tmp + hid_off(m, l);
-    m->cell->state_from_internal(&m->ws[l], s + int_off(m, l), dst);
-    return dst;
+    return m->cell->h_from_internal(&m->ws[l], s + int_off(m, l),
+                                    m->state_tmp + hid_off(m, l));
 }
 
-double bptt_model_backward_step(bptt_model *m, const real *x,
+double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
                                 const int32_t *y, const real *s, real *carry,
                                 real scale)
 {
+    /* this step's rows in the weight-gradient blocks: [1, K] is a block,
+     * then [K+1, 2K], ... whatever the plan */
+    const size_t slot = (i - 1) % m->wgrad_steps;
+    if (slot + 1 > m->wgrad_rows)
+        m->wgrad_rows = slot + 1;
     const size_t B = m->B, H = m->H, V = m->V, L = m->L;
     const real *Wo = m->params + m->tensor[2 * L].offset;
     real *dWo = m->grads + m->tensor[2 * L].offset;
@@ -251,15 +333,17 @@ double bptt_model_backward_step(bptt_model *m, const real *x,
         const real *in = l == 0 ? x : layer_h(m, s, l - 1);
         real *dc = carry + hid_off(m, l);
         m->cell->backward(&m->ws[l], m->params + m->tensor[2 * l].offset,
-                          m->grads + m->tensor[2 * l].offset,
-                          dbias_of(m, l), in,
-                          s + int_off(m, l), dc, dc, l == 0 ? NULL : m->dx);
+                          dbias_of(m, l), in, s + int_off(m, l), dc, dc,
+                          l == 0 ? NULL : m->dx, wgrad_dgates_of(m, l, slot),
+                          wgrad_xh_of(m, l, slot));
         if (l > 0) {
             real *dh_below = carry + hid_off(m, l - 1);
             for (size_t k = 0; k < B * H; k++)
                 dh_below[k] += m->dx[k];
         }
     }
+    if (slot == 0) /* the block's lowest step: add its weight gradients */
+        wgrad_flush(m);
     return loss;
 }
 

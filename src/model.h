@@ -14,6 +14,22 @@
  * The output layer and loss run inside the backward op of each step (from
  * h of the top layer, held in the internal state), so they run exactly once
  * per step and never as part of a recomputation.
+ *
+ * Weight gradients are added a block of K = BPTT_WGRAD_STEPS steps at a
+ * time: the backward op of step i leaves its gate gradients and GEMM input
+ * [x, h_prev] in slot (i-1) mod K of a workspace, and the backward op of
+ * the block's lowest step adds dW += dgates^T xh over the whole block in
+ * one GEMM (B*K rows) per layer, instead of a memory-bound GEMM of B rows
+ * every step.  Blocks are fixed by absolute step index: [1, K], [K+1,
+ * 2K], ..., the last one ending at T, and backward ops always run T, ...,
+ * 1, so the GEMM calls, and hence the gradients, are the same for every
+ * plan.  The workspace, K steps of (B, G*H + X_l + H) reals per layer, is
+ * working memory (wgrad_bytes; bptt_model_set_wgrad_steps changes K).
+ *
+ * Where the cells use their own GEMM kernel (cell.h), each layer also
+ * keeps W_l^T packed for the forward op (wpack, wpack_bytes: as many
+ * reals as W_l, rounded up to the kernel's panels), working memory too,
+ * repacked at the start of every bptt_exec_run.
  */
 #ifndef BPTT_MODEL_H
 #define BPTT_MODEL_H
@@ -27,6 +43,13 @@
 
 #define BPTT_MAX_LAYERS 16
 #define BPTT_MAX_TENSORS (2 * BPTT_MAX_LAYERS + 2)
+
+/* Steps per weight-gradient block (see above); changing it changes the
+ * gradients' rounding, never their agreement across plans. */
+#ifndef BPTT_WGRAD_STEPS
+#define BPTT_WGRAD_STEPS 16
+#endif
+#define BPTT_WGRAD_STEPS_MAX 4096
 
 typedef struct {
     char name[16];  /* "W0", "b0", ..., "Wo", "bo" */
@@ -46,12 +69,24 @@ typedef struct {
     size_t internal_len; /* reals in one internal state */
     /* working set (tracked as BPTT_MEM_WORKING) */
     bptt_cell_ws ws[BPTT_MAX_LAYERS];
-    real *scratch_xh, *scratch_dgates, *scratch_dxh; /* shared by layers */
+    real *scratch_xh, *scratch_dxh; /* (B, max(X, H) + H), shared by layers */
     real *logits;    /* (B, V) */
-    real *state_tmp; /* (hidden_len) rebuilt states of this step */
+    real *state_tmp; /* (hidden_len) h of each layer rebuilt for this
+                        step, at the layer's offset in a hidden state */
     real *dx;        /* (B, H) */
     double *dbias;   /* bias gradients summed in double over an iteration:
                         layer l at dbias + l*G*H, the output's after them */
+    /* weight-gradient blocks (working set), K = wgrad_steps */
+    size_t wgrad_steps;
+    real *wgrad_dgates;     /* (L, K, B, G*H) */
+    real *wgrad_xh;         /* layer l at wgrad_xh_off[l]: (K, B, X_l + H) */
+    size_t wgrad_xh_off[BPTT_MAX_LAYERS];
+    size_t wgrad_rows;      /* slots in use in the open block (0: none) */
+    size_t wgrad_bytes;     /* bytes of the two workspaces */
+    /* W_l^T packed for the forward op's kernel (working set), NULL where
+     * cblas does the forward op (bptt_cell_packed_len) */
+    real *wpack[BPTT_MAX_LAYERS];
+    size_t wpack_bytes;
     bptt_mem *mem;
 } bptt_model;
 
@@ -62,11 +97,24 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
                      unsigned long seed, bptt_mem *mem);
 void bptt_model_free(bptt_model *m); /* accepts NULL */
 
+/* Steps per weight-gradient block, 1..BPTT_WGRAD_STEPS_MAX (a model starts
+ * with BPTT_WGRAD_STEPS): reallocates the workspace (BPTT_ENOMEM keeps the
+ * old one).  Not during an iteration.  Gradients agree bit for bit across
+ * plans for a fixed K; across values of K only up to rounding. */
+int bptt_model_set_wgrad_steps(bptt_model *m, size_t K);
+
+/* Repack the weights for the forward op's kernel (cell.h) from params:
+ * after any change of params and before the next forward op.
+ * bptt_exec_run does it at the start of every run, and alloc once. */
+void bptt_model_pack_weights(bptt_model *m);
+
 size_t bptt_model_hidden_bytes(const bptt_model *m);
 size_t bptt_model_internal_bytes(const bptt_model *m);
 
-/* Zero the gradients (and their bias accumulators) before an iteration's
- * backward ops; after the last one, write the bias sums into grads. */
+/* Zero the gradients (and their bias accumulators, and the open block)
+ * before an iteration's backward ops; after the last one, add what an
+ * open block holds (nothing, when backward ops ran down to step 1) and
+ * write the bias sums into grads. */
 void bptt_model_zero_grads(bptt_model *m);
 void bptt_model_finish_grads(bptt_model *m);
 
@@ -77,11 +125,13 @@ void bptt_model_forward_step(bptt_model *m, const real *x,
 /* The hidden state held inside an internal state. */
 void bptt_model_state_from_internal(bptt_model *m, const real *s,
                                     real *state);
-/* One backward op: output layer and loss at this step, then the cell
- * stack.  carry (hidden_len) holds the gradient w.r.t. this step's output
+/* Backward op of step i (>= 1): output layer and loss at this step, then
+ * the cell stack.  An iteration's backward ops must run in the order T,
+ * T-1, ..., 1 (the weight gradients of a block are added at its lowest
+ * step).  carry (hidden_len) holds the gradient w.r.t. this step's output
  * state on entry and w.r.t. the previous state on exit.  scale = 1/(B T).
  * Returns this step's summed (unscaled) cross-entropy. */
-double bptt_model_backward_step(bptt_model *m, const real *x,
+double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
                                 const int32_t *y, const real *s, real *carry,
                                 real scale);
 

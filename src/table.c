@@ -582,8 +582,12 @@ static int wait_for(const fast_dp *d, int64_t m, size_t len,
         for (unsigned spin = 0; col_done(d, deps[i]) < (int64_t)len; spin++) {
             if (atomic_load_explicit(failed, memory_order_relaxed))
                 return -1;
-            if (spin > 64)
-                sched_yield();
+            if (spin > 4096)
+                sched_yield(); /* the column's owner may be descheduled */
+#if defined(__x86_64__) || defined(__i386__)
+            else
+                __builtin_ia32_pause();
+#endif
         }
     }
     return 0;

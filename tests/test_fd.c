@@ -8,7 +8,9 @@
  *   ||g_fd - g|| / max(||g_fd||, ||g||, tiny) < 1e-6 per tensor,
  * with every parameter perturbed (the models are tiny); and every
  * strategy's plan, at its smallest budget and halfway to full BPTT's peak,
- * gives gradients bit-identical to full BPTT's in double too.
+ * gives gradients bit-identical to full BPTT's in double too.  Both with
+ * the model's weight-gradient blocks and with blocks of 3 steps (several
+ * blocks, the top one partial).
  *
  * The loss is what the executor reports (bptt_exec_stats.loss) after
  * running the full-BPTT plan, so the finite differences go through the
@@ -100,11 +102,17 @@ static double run(rig *r, const bptt_plan *plan)
 
 /* ---- finite differences ---------------------------------------------------- */
 
+/* loop index: config, then the weight-gradient block size (the model's
+ * default, or K_SMALL: several blocks, the top one partial) */
+#define K_SMALL 3
+
 START_TEST(test_fd_full)
 {
     rig r;
-    fd_rig_open(&r, &configs[_i]);
+    fd_rig_open(&r, &configs[_i % N_CONFIGS]);
     bptt_model *m = r.model;
+    if (_i >= N_CONFIGS)
+        ck_assert_int_eq(bptt_model_set_wgrad_steps(m, K_SMALL), BPTT_OK);
     const size_t n = m->n_params;
     run(&r, r.full);
     real *g = malloc(n * sizeof(real));
@@ -167,7 +175,10 @@ END_TEST
 START_TEST(test_strategies_identical)
 {
     rig r;
-    fd_rig_open(&r, &configs[_i]);
+    fd_rig_open(&r, &configs[_i % N_CONFIGS]);
+    if (_i >= N_CONFIGS)
+        ck_assert_int_eq(bptt_model_set_wgrad_steps(r.model, K_SMALL),
+                         BPTT_OK);
     const size_t n = r.model->n_params;
     const double ref_loss = run(&r, r.full);
     real *ref = malloc(n * sizeof(real));
@@ -207,13 +218,13 @@ static Suite *fd_suite(void)
     tc = tcase_create("finite_differences");
     tcase_add_checked_fixture(tc, fixed_threads, NULL);
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, test_fd_full, 0, N_CONFIGS);
+    tcase_add_loop_test(tc, test_fd_full, 0, 2 * N_CONFIGS);
     suite_add_tcase(su, tc);
 
     tc = tcase_create("strategies_double");
     tcase_add_checked_fixture(tc, fixed_threads, NULL);
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, test_strategies_identical, 0, N_CONFIGS);
+    tcase_add_loop_test(tc, test_strategies_identical, 0, 2 * N_CONFIGS);
     suite_add_tcase(su, tc);
 
     return su;

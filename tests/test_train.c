@@ -12,9 +12,14 @@
  *     SGD or Adam steps, bit-identical parameters;
  * the executor rejects plans of the wrong length or units (BPTT_EINVAL)
  * and broken plans (BPTT_EBADPLAN) without leaking, and an allocation
- * failure at any of its allocations gives BPTT_ENOMEM with every byte
- * released; a hidden state rebuilt from an internal state equals the one
- * the forward op produced, bit for bit.
+ * failure at any of its allocations (and of bptt_model_alloc's) gives
+ * BPTT_ENOMEM with every byte released; a hidden state (and h alone)
+ * rebuilt from an internal state equals the one the forward op produced,
+ * bit for bit.  Bit-identity holds for weight-gradient blocks of 1, 3, 4
+ * and the default number of steps, and with cblas instead of the GEMM
+ * kernel; the kernel agrees with a double-precision reference on shapes
+ * around its tiles, writes nothing outside C and gives the same bits on
+ * 1 and 2 threads; the model's workspaces have the documented sizes.
  *
  * Threads: every test runs with 2 OpenMP and 2 OpenBLAS threads, set in a
  * checked fixture (so in Check's child process).  Bit-identity across
@@ -278,49 +283,101 @@ END_TEST
 
 /* ---- (3) gradients ---------------------------------------------------------- */
 
-START_TEST(test_gradients_identical)
+/* Gradients of every strategy at every budget against full BPTT's, for
+ * one weight-gradient block size and GEMM kernel (the model's as set). */
+static void check_identical(rig *r, const char *mode, real **ref_out)
 {
-    rig r;
-    rig_open(&r, &configs[_i]);
-    const size_t n = r.model->n_params;
+    const size_t n = r->model->n_params;
     double ref_loss;
-    real *ref = full_grads(&r, &ref_loss);
-    ck_assert_msg(isfinite(ref_loss) && ref_loss > 0, "%s: loss %g", r.name,
-                  ref_loss);
-    ck_assert_msg(bptt_model_grad_norm(r.model) > 0, "%s: zero gradient",
-                  r.name);
+    real *ref = full_grads(r, &ref_loss);
+    ck_assert_msg(isfinite(ref_loss) && ref_loss > 0, "%s (%s): loss %g",
+                  r->name, mode, ref_loss);
+    ck_assert_msg(bptt_model_grad_norm(r->model) > 0,
+                  "%s (%s): zero gradient", r->name, mode);
     int runs = 0;
     for (int k = 0; bptt_strategies[k]; k++) {
         const bptt_strategy *st = bptt_strategies[k];
-        bptt_table *tb = rig_table(&r, st);
-        for (int64_t m = table_min(&r, tb); m <= r.full_peak + EXTRA_BUDGET;
+        bptt_table *tb = rig_table(r, st);
+        for (int64_t m = table_min(r, tb); m <= r->full_peak + EXTRA_BUDGET;
              m++) {
-            bptt_plan *plan = table_plan(&r, tb, m);
+            bptt_plan *plan = table_plan(r, tb, m);
             /* dirty gradients: the executor must zero them */
             for (size_t j = 0; j < n; j++)
-                r.model->grads[j] = (real)(j + 1);
+                r->model->grads[j] = (real)(j + 1);
             bptt_exec_stats ex;
-            run_ok(&r, plan, &ex, st->name, m);
-            const size_t d = first_diff(r.model->grads, ref, n);
+            run_ok(r, plan, &ex, st->name, m);
+            const size_t d = first_diff(r->model->grads, ref, n);
             ck_assert_msg(d == n,
-                          "%s: %s m=%lld (%lld forward ops): gradient %zu "
-                          "is %.9g, full BPTT's %.9g",
-                          r.name, st->name, (long long)m,
+                          "%s (%s): %s m=%lld (%lld forward ops): gradient "
+                          "%zu is %.9g, full BPTT's %.9g",
+                          r->name, mode, st->name, (long long)m,
                           (long long)ex.forward_ops, d,
-                          d < n ? (double)r.model->grads[d] : 0.0,
+                          d < n ? (double)r->model->grads[d] : 0.0,
                           d < n ? (double)ref[d] : 0.0);
             ck_assert_msg(isfinite(ex.loss) &&
                               memcmp(&ex.loss, &ref_loss, sizeof(double)) ==
                                   0,
-                          "%s: %s m=%lld: loss %.17g, full BPTT's %.17g",
-                          r.name, st->name, (long long)m, ex.loss, ref_loss);
+                          "%s (%s): %s m=%lld: loss %.17g, full BPTT's "
+                          "%.17g",
+                          r->name, mode, st->name, (long long)m, ex.loss,
+                          ref_loss);
             bptt_plan_free(plan);
             runs++;
         }
         bptt_table_free(tb);
     }
     ck_assert_int_ge(runs, n_strategies());
-    free(ref);
+    *ref_out = ref;
+}
+
+/* ||a - b|| / ||b||, in double */
+static double rel_diff(const real *a, const real *b, size_t n)
+{
+    double d = 0, nb = 0;
+    for (size_t k = 0; k < n; k++) {
+        d += ((double)a[k] - (double)b[k]) * ((double)a[k] - (double)b[k]);
+        nb += (double)b[k] * (double)b[k];
+    }
+    return sqrt(d) / (nb > 0 ? sqrt(nb) : 1);
+}
+
+/* Bit-identity holds for every weight-gradient block size K (1: every
+ * step; 3: several blocks and a partial one at the top; the default: one
+ * block or two here) and for either GEMM kernel; across them the
+ * gradients differ only by rounding. */
+START_TEST(test_gradients_identical)
+{
+    rig r;
+    rig_open(&r, &configs[_i]);
+    const size_t n = r.model->n_params;
+    const size_t K0 = r.model->wgrad_steps;
+    const int kernel = strcmp(bptt_cell_kernel(), "cblas") != 0;
+    real *ref0 = NULL, *ref = NULL;
+    check_identical(&r, "default", &ref0);
+    static const size_t ks[] = {1, 3, 4};
+    for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
+        ck_assert_int_eq(bptt_model_set_wgrad_steps(r.model, ks[q]),
+                         BPTT_OK);
+        char mode[32];
+        snprintf(mode, sizeof mode, "K=%zu", ks[q]);
+        check_identical(&r, mode, &ref);
+        const double rd = rel_diff(ref, ref0, n);
+        ck_assert_msg(rd < 1e-5, "%s: K=%zu against K=%zu: relative "
+                      "difference %.3g", r.name, ks[q], K0, rd);
+        free(ref);
+    }
+    if (kernel) { /* and the cblas path, K = 3 */
+        ck_assert_int_eq(bptt_model_set_wgrad_steps(r.model, 3), BPTT_OK);
+        ck_assert_int_eq(bptt_cell_kernel_select(0), 0);
+        check_identical(&r, "cblas, K=3", &ref);
+        ck_assert_int_eq(bptt_cell_kernel_select(1), 0);
+        const double rd = rel_diff(ref, ref0, n);
+        ck_assert_msg(rd < 1e-5, "%s: cblas against the kernel: relative "
+                      "difference %.3g", r.name, rd);
+        free(ref);
+    }
+    ck_assert_int_eq(bptt_model_set_wgrad_steps(r.model, K0), BPTT_OK);
+    free(ref0);
     rig_close(&r);
 }
 END_TEST
@@ -647,6 +704,19 @@ START_TEST(test_state_from_internal)
                       c.cell, c.L, i + 1, d,
                       d < m->hidden_len ? (double)rebuilt[d] : 0.0,
                       d < m->hidden_len ? (double)next[d] : 0.0);
+        /* and h alone, layer by layer (what the output layer reads) */
+        const size_t nh = c.B * c.H, hv = m->cell->hidden_vecs;
+        for (size_t l = 0; l < m->L; l++) {
+            for (size_t k = 0; k < nh; k++)
+                rebuilt[k] = (real)-7;
+            const real *h = m->cell->h_from_internal(
+                &m->ws[l], s + l * m->cell->internal_vecs * nh, rebuilt);
+            ck_assert_msg(memcmp(h, next + l * hv * nh, nh * sizeof(real)) ==
+                              0,
+                          "%s L%zu step %zu: h of layer %zu from the "
+                          "internal state differs from the forward op's",
+                          c.cell, c.L, i + 1, l);
+        }
         memcpy(state, next, m->hidden_len * sizeof(real));
     }
     /* not vacuous: the state moved away from zero */
@@ -660,6 +730,199 @@ START_TEST(test_state_from_internal)
     free(rebuilt);
     free(s);
     rig_close(&r);
+}
+END_TEST
+
+/* ---- the per-step GEMM kernel ---------------------------------------------- */
+
+/* bptt_cell_gemm against a double-precision reference over shapes around
+ * the kernel's tiles (8 rows, 32 columns) and panels, with row strides
+ * wider than the rows: every element within rounding, nothing written
+ * outside C, and, for the kernel, the same bits with 1 and 2 threads. */
+START_TEST(test_kernel_gemm)
+{
+    static const size_t Ms[] = {1, 2, 7, 8, 9, 17, 32};
+    static const size_t Ns[] = {1, 5, 16, 31, 32, 33, 47, 100};
+    static const size_t Ks[] = {1, 3, 64, 129};
+    const size_t pad = 3;
+    for (size_t a = 0; a < sizeof Ms / sizeof Ms[0]; a++)
+        for (size_t b = 0; b < sizeof Ns / sizeof Ns[0]; b++)
+            for (size_t c = 0; c < sizeof Ks / sizeof Ks[0]; c++) {
+                const size_t M = Ms[a], N = Ns[b], K = Ks[c];
+                const size_t lda = K + pad, ldb = N + pad, ldc = N + pad;
+                real *A = malloc(M * lda * sizeof(real));
+                real *Bm = malloc(K * ldb * sizeof(real));
+                real *C = malloc(M * ldc * sizeof(real));
+                real *C2 = malloc(M * ldc * sizeof(real));
+                ck_assert(A && Bm && C && C2);
+                for (size_t k = 0; k < M * lda; k++)
+                    A[k] = (real)((double)((k * 7919) % 199) / 99.0 - 1);
+                for (size_t k = 0; k < K * ldb; k++)
+                    Bm[k] = (real)((double)((k * 104729) % 211) / 105.0 - 1);
+                for (int beta = 0; beta <= 1; beta++) {
+                    for (size_t k = 0; k < M * ldc; k++)
+                        C[k] = (real)((double)(k % 13) - 6) / 8;
+                    memcpy(C2, C, M * ldc * sizeof(real));
+                    bptt_cell_gemm(M, N, K, A, lda, Bm, ldb, C, ldc, beta);
+                    for (size_t i = 0; i < M; i++)
+                        for (size_t j = 0; j < ldc; j++) {
+                            const real got = C[i * ldc + j];
+                            if (j >= N) { /* the gap between rows */
+                                ck_assert_msg(
+                                    memcmp(&got, &C2[i * ldc + j],
+                                           sizeof got) == 0,
+                                    "M=%zu N=%zu K=%zu: wrote C[%zu][%zu]",
+                                    M, N, K, i, j);
+                                continue;
+                            }
+                            double ref = beta ? (double)C2[i * ldc + j] : 0;
+                            double mag = fabs(ref);
+                            for (size_t k = 0; k < K; k++) {
+                                const double t = (double)A[i * lda + k] *
+                                                 (double)Bm[k * ldb + j];
+                                ref += t;
+                                mag += fabs(t);
+                            }
+                            /* the usual bound: (K + 1) u sum |a b| */
+                            ck_assert_msg(fabs((double)got - ref) <=
+                                              (double)(K + 1) * 6e-8 * mag +
+                                                  1e-30,
+                                          "M=%zu N=%zu K=%zu beta=%d: "
+                                          "C[%zu][%zu] = %.9g, reference "
+                                          "%.9g",
+                                          M, N, K, beta, i, j, (double)got,
+                                          ref);
+                        }
+                }
+                /* with the kernel, one thread gives the same bits as two
+                 * (cblas promises no such thing) */
+                if (strcmp(bptt_cell_kernel(), "cblas") != 0) {
+                    for (size_t k = 0; k < M * ldc; k++)
+                        C[k] = C2[k] = 0;
+                    bptt_cell_gemm(M, N, K, A, lda, Bm, ldb, C, ldc, 0);
+#ifdef _OPENMP
+                    omp_set_num_threads(1);
+#endif
+                    bptt_cell_gemm(M, N, K, A, lda, Bm, ldb, C2, ldc, 0);
+#ifdef _OPENMP
+                    omp_set_num_threads(THREADS);
+#endif
+                    ck_assert_msg(
+                        memcmp(C, C2, M * ldc * sizeof(real)) == 0,
+                        "M=%zu N=%zu K=%zu: 1 and 2 threads differ", M, N,
+                        K);
+                }
+                free(A);
+                free(Bm);
+                free(C);
+                free(C2);
+            }
+}
+END_TEST
+
+/* The forward op with the weights packed for the kernel equals the one
+ * with cblas on W up to rounding (both cells, sizes off the tiles). */
+START_TEST(test_kernel_forward)
+{
+    if (strcmp(bptt_cell_kernel(), "cblas") == 0)
+        return; /* nothing packed on this CPU */
+    const config c = {_i ? "lstm" : "rnn", 1, "copy", 4, 11, 4, 37, 41};
+    rig r;
+    rig_open(&r, &c);
+    bptt_model *m = r.model;
+    ck_assert_ptr_nonnull(m->ws[0].wpack);
+    real *state = calloc(m->hidden_len, sizeof(real));
+    real *next = calloc(m->hidden_len, sizeof(real));
+    real *next2 = calloc(m->hidden_len, sizeof(real));
+    real *s = calloc(m->internal_len, sizeof(real));
+    real *s2 = calloc(m->internal_len, sizeof(real));
+    ck_assert(state && next && next2 && s && s2);
+    for (size_t i = 0; i < c.T; i++) {
+        const real *x = r.batch.x + i * c.B * c.X;
+        bptt_model_forward_step(m, x, state, s, next);
+        ck_assert_int_eq(bptt_cell_kernel_select(0), 0);
+        bptt_model_forward_step(m, x, state, s2, next2);
+        ck_assert_int_eq(bptt_cell_kernel_select(1), 0);
+        for (size_t k = 0; k < m->internal_len; k++)
+            ck_assert_msg(fabs((double)s[k] - (double)s2[k]) <= 1e-5,
+                          "%s step %zu: s[%zu] %.9g with the kernel, %.9g "
+                          "with cblas",
+                          c.cell, i + 1, k, (double)s[k], (double)s2[k]);
+        memcpy(state, next, m->hidden_len * sizeof(real));
+    }
+    free(state);
+    free(next);
+    free(next2);
+    free(s);
+    free(s2);
+    rig_close(&r);
+}
+END_TEST
+
+/* The model's workspaces are what model.h says, in working memory, and a
+ * failed resize keeps the old ones. */
+START_TEST(test_workspace_bytes)
+{
+    const config *c = &configs[_i];
+    rig r;
+    rig_open(&r, c);
+    bptt_model *m = r.model;
+    const size_t G = m->cell->gates, K = m->wgrad_steps;
+    size_t want = 0;
+    for (size_t l = 0; l < m->L; l++)
+        want += K * m->B * (G * m->H + m->ws[l].X + m->H);
+    ck_assert_uint_eq(m->wgrad_bytes, want * sizeof(real));
+    size_t packed = 0;
+    for (size_t l = 0; l < m->L; l++)
+        packed += bptt_cell_packed_len(G, m->ws[l].X, m->H);
+    ck_assert_uint_eq(m->wpack_bytes, packed * sizeof(real));
+    const bptt_mem_stats *st = bptt_mem_stats_get(r.mem);
+    ck_assert_uint_ge(st->current[BPTT_MEM_WORKING],
+                      m->wgrad_bytes + m->wpack_bytes);
+    const size_t working = st->current[BPTT_MEM_WORKING];
+    ck_assert_int_eq(bptt_model_set_wgrad_steps(m, 2 * K), BPTT_OK);
+    ck_assert_uint_eq(st->current[BPTT_MEM_WORKING],
+                      working + m->wgrad_bytes / 2);
+    for (size_t f = 1; f <= 2; f++) {
+        bptt_mem_fail_at(r.mem, f);
+        ck_assert_int_eq(bptt_model_set_wgrad_steps(m, 3), BPTT_ENOMEM);
+        bptt_mem_fail_at(r.mem, 0);
+        ck_assert_uint_eq(m->wgrad_steps, 2 * K);
+        ck_assert_uint_eq(st->current[BPTT_MEM_WORKING],
+                          working + m->wgrad_bytes / 2);
+    }
+    ck_assert_int_eq(bptt_model_set_wgrad_steps(m, 0), BPTT_EINVAL);
+    ck_assert_int_eq(bptt_model_set_wgrad_steps(m, K), BPTT_OK);
+    ck_assert_uint_eq(st->current[BPTT_MEM_WORKING], working);
+    rig_close(&r);
+}
+END_TEST
+
+/* Every allocation of bptt_model_alloc, made to fail in turn, gives
+ * BPTT_ENOMEM with every byte released. */
+START_TEST(test_model_enomem)
+{
+    const config *c = &configs[_i];
+    bptt_mem *mem = bptt_mem_alloc();
+    ck_assert_ptr_nonnull(mem);
+    const bptt_cell_type *cell = bptt_cell_find(c->cell);
+    bptt_model *m = NULL;
+    size_t f = 1;
+    for (;; f++) {
+        bptt_mem_fail_at(mem, f);
+        const int rc = bptt_model_alloc(&m, cell, c->L, c->B, c->X, c->H, 5,
+                                        c->seed, mem);
+        bptt_mem_fail_at(mem, 0);
+        if (rc == BPTT_OK)
+            break;
+        ck_assert_int_eq(rc, BPTT_ENOMEM);
+        ck_assert_ptr_null(m);
+        ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
+    }
+    ck_assert_uint_ge(f, 10); /* it did fail at each of its allocations */
+    bptt_model_free(m);
+    ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
+    bptt_mem_free(mem);
 }
 END_TEST
 
@@ -707,6 +970,20 @@ static Suite *train_suite(void)
     tcase_add_checked_fixture(tc, fixed_threads, NULL);
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_enomem, 0, N_CONFIGS);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("kernel");
+    tcase_add_checked_fixture(tc, fixed_threads, NULL);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_kernel_gemm);
+    tcase_add_loop_test(tc, test_kernel_forward, 0, 2);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("workspace");
+    tcase_add_checked_fixture(tc, fixed_threads, NULL);
+    tcase_set_timeout(tc, 30);
+    tcase_add_loop_test(tc, test_workspace_bytes, 0, N_CONFIGS);
+    tcase_add_loop_test(tc, test_model_enomem, 0, N_CONFIGS);
     suite_add_tcase(su, tc);
 
     tc = tcase_create("restore");

@@ -1,0 +1,56 @@
+/* args_plan.c: the argument parser of `bptt plan` for fuzz_args.c.  It
+ * includes src/cli_plan.c whole, to reach its static parse_args: what is
+ * fuzzed is the code the command runs, with no entry point added for it. */
+#include "cli_plan.c"
+
+#include "fuzz.h"
+
+int fuzz_plan_args(int argc, char **argv)
+{
+    plan_args a;
+    int help;
+    const int rc = parse_args(argc, argv, &a, &help);
+    if (help)
+        return 0;
+    FUZZ_CHECK(rc == 0 || rc == EXIT_USAGE);
+    if (rc)
+        return rc;
+    /* what a successful parse promises */
+    FUZZ_CHECK(a.strategy != NULL);
+    FUZZ_CHECK(a.length >= 1 && a.length <= INT32_MAX - 1);
+    FUZZ_CHECK(a.alpha >= 1 && a.alpha <= 1000000);
+    FUZZ_CHECK(a.n_budgets >= 1 && a.n_budgets <= MAX_BUDGETS);
+    FUZZ_CHECK(!(a.actions && a.curve));
+    FUZZ_CHECK(!((a.actions || a.curve) && a.n_budgets > 1));
+    int64_t top = 0;
+    const int64_t full = bptt_full_peak((size_t)a.length, 1, a.alpha);
+    for (int i = 0; i < a.n_budgets; i++) {
+        FUZZ_CHECK(a.budget[i] >= 0 && a.budget[i] <= INT64_MAX / 4);
+        if (a.budget[i] > top)
+            top = a.budget[i];
+        /* a whole percentage P% is floor(full * P / 100) slots, exactly */
+        const char *b = a.budget_text[i];
+        const size_t n = strlen(b);
+        if (n > 1 && b[n - 1] == '%' && strspn(b, "0123456789") == n - 1) {
+            __int128 want = 0;
+            for (size_t j = 0; j + 1 < n; j++)
+                want = want * 10 + (b[j] - '0');
+            want = want * full / 100;
+            FUZZ_CHECK(want <= INT64_MAX / 4 && a.budget[i] == (int64_t)want);
+        }
+    }
+    /* Small enough to run whole (a table of at most 64 x 4096 cells): the
+     * command, which parses the same arguments again, must end in 0 or 3
+     * (infeasible), or 1 (out of memory) when the test hook --fail-alloc
+     * made an allocation fail; the hook is process-wide, so it is disarmed
+     * for the next input.  (This build has no OpenMP: --threads is parsed
+     * but runs nothing in parallel.) */
+    if (a.length <= 64 && top <= 4096) {
+        fuzz_getopt_reset();
+        const int r = cli_plan(argc, argv);
+        bptt_alloc_fail_at(0);
+        FUZZ_CHECK(r == 0 || r == EXIT_INFEASIBLE ||
+                   (r == 1 && a.fail_alloc));
+    }
+    return 0;
+}

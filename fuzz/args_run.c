@@ -1,0 +1,41 @@
+/* args_run.c: the argument parser of `bptt run` for fuzz_args.c.  It
+ * includes src/cli_run.c whole, to reach its static parse_args and
+ * parse_memory: what is fuzzed is the code the command runs.  The run
+ * itself (a training) is not. */
+#include "cli_run.c"
+
+#include "fuzz.h"
+
+int fuzz_run_args(int argc, char **argv)
+{
+    run_args a;
+    int help;
+    const int rc = parse_args(argc, argv, &a, &help);
+    if (help)
+        return 0;
+    FUZZ_CHECK(rc == 0 || rc == EXIT_USAGE);
+    if (rc)
+        return rc;
+    /* what a successful parse promises */
+    FUZZ_CHECK(a.cell != NULL && a.strategy != NULL);
+    FUZZ_CHECK(a.length >= 1 && a.length <= INT32_MAX - 1);
+    FUZZ_CHECK(a.layers >= 1 && a.layers <= BPTT_MAX_LAYERS);
+    FUZZ_CHECK(a.hidden >= 1 && a.batch >= 1 && a.input >= 0);
+    FUZZ_CHECK(a.iters >= 1 && a.iters <= 1000000);
+    FUZZ_CHECK(a.lr >= 1e-12 && a.lr <= 1e6);
+    FUZZ_CHECK(a.memory != NULL && a.task != NULL && a.optimizer != NULL);
+    /* The budget, as cli_run parses it once the sizes are known: against a
+     * few (full BPTT's checkpoint bytes, hidden-state bytes), from the
+     * smallest to the largest a machine could hold. */
+    static const int64_t sizes[][2] = {{4, 4},
+                                       {3 * 4096, 4096},
+                                       {(int64_t)1 << 40, (int64_t)1 << 20},
+                                       {(int64_t)1 << 60, (int64_t)1 << 40}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        int64_t bytes = -1;
+        const int r = parse_memory(a.memory, sizes[i][0], sizes[i][1], &bytes);
+        FUZZ_CHECK(r == 0 || r == EXIT_USAGE);
+        FUZZ_CHECK(r != 0 || (bytes >= 0 && bytes <= 4000000000000000000));
+    }
+    return 0;
+}

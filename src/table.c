@@ -136,6 +136,42 @@ static inline int64_t at(const bptt_table *tb, int kind, int64_t m,
     return tb->cost[kind][(size_t)m * (tb->t + 1) + len];
 }
 
+/* The cheap options of cell (kind, len >= 1, m), first, in the order that
+ * settles ties: internal y = 1, hidden y = 1, nothing stored (y = len); the
+ * later ones only while the best is above lb.  Shared by the plain scan and
+ * the fast planner, so that both break ties alike. */
+static void cheap_options(const bptt_table *tb, int kind, size_t len,
+                          int64_t m, int64_t lb, int64_t *best,
+                          int32_t *choice)
+{
+    const unsigned rules = tb->rules;
+    const int paper = (rules & RULE_PAPER) != 0;
+    int64_t v;
+    *best = INF;
+    *choice = 0;
+    if ((rules & RULE_INTERNAL) && len >= 2) {
+        /* y = 1: the paper keeps its start (left part P(0, m) = 0);
+         * ours frees an H start, so H and S both give S(len-1, m-s). */
+        *best = 1 + at(tb, paper ? KIND_H : KIND_S, m - tb->s, len - 1);
+        *choice = 1;
+    }
+    if ((rules & RULE_HIDDEN) && len >= 2 && *best > lb) {
+        const int64_t mr = (kind == KIND_S) ? m : m - tb->h;
+        v = 1 + at(tb, KIND_H, mr, len - 1) + at(tb, kind, m, 1);
+        if (v < *best) {
+            *best = v;
+            *choice = -1;
+        }
+    }
+    if (*best > lb) {
+        v = (int64_t)len + at(tb, kind, m, len - 1);
+        if (v < *best) {
+            *best = v;
+            *choice = (int32_t)len;
+        }
+    }
+}
+
 /* One cell: kind at (len, m).  Writes cost and choice. */
 static void dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
 {
@@ -170,17 +206,7 @@ static void dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
     } while (0)
 
     /* Cheap options first: at generous budgets they reach the bound. */
-    if ((rules & RULE_INTERNAL) && len >= 2) {
-        /* y = 1: the paper keeps its start (left part P(0, m) = 0);
-         * ours frees an H start, so H and S both give S(len-1, m-s). */
-        TRY(1 + at(tb, paper ? KIND_H : KIND_S, m - s, len - 1), 1);
-    }
-    if ((rules & RULE_HIDDEN) && len >= 2 && best > lb) {
-        const int64_t mr = (kind == KIND_S) ? m : m - h;
-        TRY(1 + at(tb, KIND_H, mr, len - 1) + at(tb, kind, m, 1), -1);
-    }
-    if (best > lb)
-        TRY(L + at(tb, kind, m, len - 1), (int32_t)len);
+    cheap_options(tb, kind, len, m, lb, &best, &choice);
 
     if (best > lb && len >= 3 && (rules & RULE_INTERNAL)) {
         /* internal y = 2 .. len-1 */
@@ -511,14 +537,7 @@ static int fast_cell(const fast_dp *d, int kind, size_t len, int64_t m)
             choice = (ch);                                                 \
         }                                                                  \
     } while (0)
-    if ((rules & RULE_INTERNAL) && len >= 2)
-        TRY(1 + at(tb, paper ? KIND_H : KIND_S, m - s, len - 1), 1);
-    if ((rules & RULE_HIDDEN) && len >= 2 && best > lb) {
-        const int64_t mr = (kind == KIND_S) ? m : m - h;
-        TRY(1 + at(tb, KIND_H, mr, len - 1) + at(tb, kind, m, 1), -1);
-    }
-    if (best > lb)
-        TRY(L + at(tb, kind, m, len - 1), (int32_t)len);
+    cheap_options(tb, kind, len, m, lb, &best, &choice);
     for (int i = 0; i < 2; i++) {
         if (best <= lb || !g[i].ok)
             continue;

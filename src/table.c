@@ -196,15 +196,6 @@ static void dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
     const int64_t L = (int64_t)len;
     const int64_t lb = (rules & RULE_INTERNAL) ? L : 2 * L - 1;
 
-#define TRY(val, ch)                                                       \
-    do {                                                                   \
-        const int64_t v_ = (val);                                          \
-        if (v_ < best) {                                                   \
-            best = v_;                                                     \
-            choice = (ch);                                                 \
-        }                                                                  \
-    } while (0)
-
     /* Cheap options first: at generous budgets they reach the bound. */
     cheap_options(tb, kind, len, m, lb, &best, &choice);
 
@@ -249,7 +240,6 @@ static void dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
             }
         }
     }
-#undef TRY
     if (best >= INF) {
         best = INF;
         choice = 0;
@@ -529,23 +519,17 @@ static int fast_cell(const fast_dp *d, int kind, size_t len, int64_t m)
             if (g[i].ok && group_advance(d, c, &c->grp[i], &g[i], L) != 0)
                 return -1;
 
-#define TRY(val, ch)                                                       \
-    do {                                                                   \
-        const int64_t v_ = (val);                                          \
-        if (v_ < best) {                                                   \
-            best = v_;                                                     \
-            choice = (ch);                                                 \
-        }                                                                  \
-    } while (0)
     cheap_options(tb, kind, len, m, lb, &best, &choice);
     for (int i = 0; i < 2; i++) {
         if (best <= lb || !g[i].ok)
             continue;
         int64_t v, y;
         group_min(d, kind, m, &g[i], i, L, best, &v, &y);
-        TRY(v, g[i].sign * (int32_t)y);
+        if (v < best) {
+            best = v;
+            choice = g[i].sign * (int32_t)y;
+        }
     }
-#undef TRY
     if (best >= INF) {
         best = INF;
         choice = 0;

@@ -8,12 +8,14 @@
  * peak resident memory.  The single plan at t = 100,000 is timed from table
  * to validated plan.  Each time is the median of `reps` runs.
  *
- * usage: bench-plan [threads]
+ * usage: bench-plan [threads [fast]]
+ *   fast: skip the plain DP (for thread-scaling runs of the fast planner)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -71,12 +73,17 @@ static double peak_rss_mib(void)
 
 int main(int argc, char **argv)
 {
-    int threads = 0;
+    int threads = 1;
 #ifdef _OPENMP
     threads = omp_get_max_threads();
 #endif
     if (argc > 1)
         threads = atoi(argv[1]);
+    const int fast_only = argc > 2 && strcmp(argv[2], "fast") == 0;
+    if (threads < 1 || argc > 3 || (argc > 2 && !fast_only)) {
+        fprintf(stderr, "usage: bench-plan [threads [fast]] (threads >= 1)\n");
+        return 2;
+    }
     const int64_t alpha = 4;
     struct {
         size_t t;
@@ -109,7 +116,7 @@ int main(int argc, char **argv)
             continue;
         }
         outcome p = {-1, 0, -1, -1};
-        if (cases[i].reference)
+        if (cases[i].reference && !fast_only)
             p = bench(t, alpha, 0, max_m, threads, 1, 0, cases[i].reps);
         char plain[16] = "-", ratio[16] = "-";
         if (p.seconds >= 0) {

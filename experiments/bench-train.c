@@ -35,6 +35,7 @@
 #include "expt.h"
 #include "data.h"
 #include "exec.h"
+#include "meta.h"
 #include "model.h"
 
 void openblas_set_num_threads(int);
@@ -204,14 +205,21 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    bptt_meta meta;
+    bptt_meta_collect(&meta);
     printf("# bench-train: T=1000 B=32 X=64 V=64, one layer; median of %d "
            "rounds, strategies interleaved in each round; per-step GEMMs: "
-           "%s\n"
+           "%s; OpenBLAS kernels: %s\n"
            "# k: steps per weight-gradient block; gflops: GEMM flops of a "
            "full-BPTT iteration per second;\n# sgemm: the same GEMM calls "
            "alone, share: sgemm time / iteration time; sgemm1, share1: the "
            "same with dW added every step\n",
-           rounds, bptt_cell_kernel());
+           rounds, bptt_cell_kernel(), meta.blas_core);
+    if (meta.blas_core_generic)
+        printf("# WARNING: OpenBLAS runs its pre-AVX2 %s kernels on this AVX2 "
+               "CPU; sgemm and the blocked dW GEMM are 2-3x slow; rerun with "
+               "OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell\n",
+               meta.blas_core);
     printf("%-5s %4s %4s %3s %8s %8s %8s %7s %8s %7s %8s %8s %8s\n", "cell",
            "H", "thr", "k", "full_s", "gflops", "sgemm", "share", "sgemm1",
            "share1", "msm5%", "msm10%", "chen");

@@ -27,6 +27,7 @@
 #include <omp.h>
 #endif
 
+#include "cell.h"
 #include "meta.h"
 
 #if defined(__clang__) && defined(__VERSION__)
@@ -96,6 +97,24 @@ static void cpu_model(char *dst, size_t cap)
     fclose(f);
 }
 
+int bptt_blas_core_generic(const char *core, int cpu_avx2)
+{
+    /* OpenBLAS's x86 kernel sets without AVX2, as openblas_get_corename
+     * spells them (driver/others/dynamic.c) */
+    static const char *const old[] = {
+        "Katmai",  "Coppermine", "Northwood", "Prescott", "Banias",
+        "Core2",   "Penryn",     "Dunnington", "Nehalem", "Atom",
+        "Opteron", "Opteron(SSE3)", "Barcelona", "Nano",  "Bobcat",
+        "Bulldozer", "Piledriver", "Steamroller", "Excavator",
+        "Sandybridge", "generic", "Generic"};
+    if (!core || !cpu_avx2)
+        return 0;
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
+        if (strcmp(core, old[i]) == 0)
+            return 1;
+    return 0;
+}
+
 void bptt_meta_collect(bptt_meta *m)
 {
     memset(m, 0, sizeof *m);
@@ -104,7 +123,14 @@ void bptt_meta_collect(bptt_meta *m)
     set_field(m->compiler, sizeof m->compiler, META_COMPILER);
     set_field(m->cflags, sizeof m->cflags, BPTT_CFLAGS);
     set_field(m->blas, sizeof m->blas, openblas_get_config());
+    set_field(m->blas_core, sizeof m->blas_core, openblas_get_corename());
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_cpu_init();
+    m->blas_core_generic = bptt_blas_core_generic(
+        m->blas_core, __builtin_cpu_supports("avx2"));
+#endif
     m->blas_threads = openblas_get_num_threads();
+    set_field(m->gemm_kernel, sizeof m->gemm_kernel, bptt_cell_kernel());
 #ifdef _OPENMP
     m->omp_threads = omp_get_max_threads();
 #else
@@ -252,7 +278,9 @@ int bptt_meta_json(const bptt_meta *m, char *buf, size_t cap)
     MEMBER_STRING(&o, m, compiler);
     MEMBER_STRING(&o, m, cflags);
     MEMBER_STRING(&o, m, blas);
+    MEMBER_STRING(&o, m, blas_core);
     out_member_int(&o, "blas_threads", m->blas_threads);
+    MEMBER_STRING(&o, m, gemm_kernel);
     out_member_int(&o, "omp_threads", m->omp_threads);
     MEMBER_STRING(&o, m, cpu_model);
     out_member_int(&o, "cpu_cores", m->cpu_cores);

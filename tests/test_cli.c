@@ -1199,10 +1199,50 @@ START_TEST(test_run_json)
         "\"total_tracked_peak_bytes\":", "\"rss_peak_bytes\":",
         "\"seconds_per_iter\":", "\"loss_first\":", "\"loss_last\":",
         "\"grad_norm\":", "\"threads\":1", "\"seed\":1",
-        "\"git_revision\":", "\"cpu_model\":", "\"date\":"};
+        "\"git_revision\":", "\"cpu_model\":", "\"date\":",
+        "\"blas_core\":\"", "\"gemm_kernel\":\""};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         ck_assert_msg(strstr(r.out, fields[i]), "missing %s in %s", fields[i],
                       r.out);
+}
+END_TEST
+
+/* OpenBLAS's pre-AVX2 kernels on an AVX2 CPU (what an OpenBLAS older than
+ * the CPU falls back to; forced here with OPENBLAS_CORETYPE): the run goes
+ * on, says so in one stderr line that names the fix, and records the core.
+ * With AVX2 kernels, nothing on stderr. */
+START_TEST(test_blas_core_warning)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_cpu_init();
+    const int avx2 = __builtin_cpu_supports("avx2");
+#else
+    const int avx2 = 0;
+#endif
+    const char *const args[] = {"run", "--length", "20", "--hidden", "8",
+                                "--batch", "2", "--iters", "1", "--format",
+                                "json", NULL};
+    result r;
+    ck_assert_int_eq(setenv("OPENBLAS_CORETYPE", "Prescott", 1), 0);
+    run(&r, args);
+    unsetenv("OPENBLAS_CORETYPE");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    if (!strstr(r.out, "DYNAMIC_ARCH")) /* one kernel set, fixed at build */
+        return;
+    ck_assert_msg(strstr(r.out, "\"blas_core\":\"Prescott\""), "%s", r.out);
+    if (avx2) {
+        ck_assert_msg(count_lines(r.err) == 1 &&
+                          strstr(r.err, "Prescott") &&
+                          strstr(r.err, "OPENBLAS_CORETYPE=SkylakeX"),
+                      "stderr: %s", r.err);
+        ck_assert_int_eq(setenv("OPENBLAS_CORETYPE", "Haswell", 1), 0);
+        run(&r, args);
+        unsetenv("OPENBLAS_CORETYPE");
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.out, "\"blas_core\":\"Haswell\""), "%s",
+                      r.out);
+    }
+    ck_assert_msg(r.err[0] == '\0', "stderr: %s", r.err);
 }
 END_TEST
 
@@ -1298,6 +1338,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_curve);
     tcase_add_test(tc, test_actions);
     tcase_add_test(tc, test_run_json);
+    tcase_add_test(tc, test_blas_core_warning);
     tcase_add_test(tc, test_run_deterministic_dump);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

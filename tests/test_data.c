@@ -856,6 +856,10 @@ START_TEST(test_meta_collect)
     ck_assert_uint_gt(strlen(m.compiler), 0);
     ck_assert_uint_gt(strlen(m.cflags), 0);
     ck_assert_uint_gt(strlen(m.blas), 0);
+    ck_assert_uint_gt(strlen(m.blas_core), 0);
+    ck_assert_msg(!strcmp(m.gemm_kernel, "avx512") ||
+                      !strcmp(m.gemm_kernel, "cblas"),
+                  "gemm_kernel '%s'", m.gemm_kernel);
     ck_assert_uint_gt(strlen(m.cpu_model), 0);
 #if defined(__GNUC__) && !defined(__clang__)
     ck_assert_msg(!strncmp(m.compiler, "gcc ", 4), "compiler '%s'",
@@ -885,6 +889,7 @@ START_TEST(test_meta_collect)
     static const char *const keys[] = {
         "\"version\":\"",  "\"git_revision\":\"", "\"compiler\":\"",
         "\"cflags\":\"",   "\"blas\":\"",         "\"blas_threads\":",
+        "\"blas_core\":\"", "\"gemm_kernel\":\"",
         "\"omp_threads\":", "\"cpu_model\":\"",   "\"cpu_cores\":",
         "\"date\":\""};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -901,6 +906,24 @@ static void fill(char *dst, size_t cap, const char *src)
     strcpy(dst, src);
 }
 
+/* Pre-AVX2 kernel sets count as generic only on a CPU with AVX2. */
+START_TEST(test_meta_blas_core_generic)
+{
+    static const char *const old[] = {"Prescott", "Core2", "Nehalem",
+                                      "Sandybridge", "Atom", "Bulldozer"};
+    static const char *const good[] = {"Haswell", "SkylakeX", "Cooperlake",
+                                       "SapphireRapids", "Zen", "unknown",
+                                       "", "prescott"};
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; i++) {
+        ck_assert_msg(bptt_blas_core_generic(old[i], 1), "%s", old[i]);
+        ck_assert_msg(!bptt_blas_core_generic(old[i], 0), "%s", old[i]);
+    }
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        ck_assert_msg(!bptt_blas_core_generic(good[i], 1), "%s", good[i]);
+    ck_assert(!bptt_blas_core_generic(NULL, 1));
+}
+END_TEST
+
 START_TEST(test_meta_json_escaping)
 {
     bptt_meta m;
@@ -910,7 +933,9 @@ START_TEST(test_meta_json_escaping)
     fill(m.compiler, sizeof m.compiler, "tab\there\nnl\x01\x1f");
     fill(m.cflags, sizeof m.cflags, "-O2 -DNAME=\"x\"");
     fill(m.blas, sizeof m.blas, "caf\xc3\xa9 bad\xff end\xe2\x82");
+    fill(m.blas_core, sizeof m.blas_core, "Sky\\lake");
     m.blas_threads = 4;
+    fill(m.gemm_kernel, sizeof m.gemm_kernel, "k\"1");
     m.omp_threads = -1;
     fill(m.cpu_model, sizeof m.cpu_model, "");
     m.cpu_cores = 16;
@@ -923,7 +948,9 @@ START_TEST(test_meta_json_escaping)
         "\"compiler\":\"tab\\there\\nnl\\u0001\\u001f\","
         "\"cflags\":\"-O2 -DNAME=\\\"x\\\"\","
         "\"blas\":\"caf\xc3\xa9 bad\\ufffd end\\ufffd\\ufffd\","
+        "\"blas_core\":\"Sky\\\\lake\","
         "\"blas_threads\":4,"
+        "\"gemm_kernel\":\"k\\\"1\","
         "\"omp_threads\":-1,"
         "\"cpu_model\":\"\","
         "\"cpu_cores\":16,"
@@ -977,7 +1004,8 @@ static Suite *data_suite(void)
         {"errors", {test_errors}},
         {"memory", {test_memory_exact, test_memory_failures}},
         {"npy", {test_npy_write, test_npy_shapes, test_npy_errors}},
-        {"meta", {test_meta_collect, test_meta_json_escaping,
+        {"meta", {test_meta_collect, test_meta_blas_core_generic,
+                  test_meta_json_escaping,
                   test_meta_json_max}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

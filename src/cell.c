@@ -26,8 +26,9 @@ static void concat(const bptt_cell_ws *ws, real *xh, const real *x,
  * A step multiplies a few rows (M = B) by a weight matrix that stays the
  * same all iteration.  OpenBLAS packs that matrix on every call, which
  * took about a fifth of an iteration; with AVX-512 we use a kernel of our
- * own instead, which reads the weights where they lie (backward: W's rows)
- * or packed once per iteration (forward: W^T, bptt_cell_pack_weights).
+ * own instead, which reads the weights packed once per iteration
+ * (bptt_cell_pack_weights: W^T for the forward op, W's h columns for
+ * dh_prev) or, for dx, where they lie (W's rows).
  *
  *   C (M, N) = [C +] A (M, K) Bm (K, N),  A and C row-major,
  *   Bm in column panels of NR: element (k, j) at
@@ -214,18 +215,25 @@ void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
               (int)ldc);
 }
 
+/* wpack holds two packings: W^T in panels of NR of its G*H columns
+ * (forward: [x, h] W^T), then W's h columns, W[:, X:X+H], in panels of
+ * NR of its H columns (backward: dh_prev = dgates W_h). */
+static size_t packed_fwd_len(size_t G, size_t X, size_t H)
+{
+    return (G * H + NR - 1) / NR * NR * (X + H);
+}
+
 size_t bptt_cell_packed_len(size_t G, size_t X, size_t H)
 {
     if (!kernel_on())
         return 0;
-    const size_t GH = G * H;
-    return (GH + NR - 1) / NR * NR * (X + H);
+    return packed_fwd_len(G, X, H) + (H + NR - 1) / NR * NR * G * H;
 }
 
 void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
                             real *wpack)
 {
-    const size_t XH = ws->X + ws->H, GH = G * ws->H;
+    const size_t X = ws->X, H = ws->H, XH = X + H, GH = G * H;
     const size_t panels = (GH + NR - 1) / NR;
     for (size_t p = 0; p < panels; p++) {
         real *dst = wpack + p * XH * NR;
@@ -233,6 +241,16 @@ void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
             for (size_t c = 0; c < NR; c++) {
                 const size_t j = p * NR + c;
                 dst[k * NR + c] = j < GH ? W[j * XH + k] : 0;
+            }
+    }
+    real *wh = wpack + packed_fwd_len(G, X, H);
+    const size_t hpanels = (H + NR - 1) / NR;
+    for (size_t p = 0; p < hpanels; p++) {
+        real *dst = wh + p * GH * NR;
+        for (size_t k = 0; k < GH; k++)
+            for (size_t c = 0; c < NR; c++) {
+                const size_t j = p * NR + c;
+                dst[k * NR + c] = j < H ? W[k * XH + X + j] : 0;
             }
     }
 }
@@ -279,6 +297,15 @@ static void gates_backward(const bptt_cell_ws *ws, size_t G, const real *W,
             memcpy(dh_prev + r * H, ws->dxh + r * XH + X, H * sizeof(real));
         }
     } else { /* only the h columns of W: skip the input's share */
+#ifdef HAVE_KERNEL
+        if (ws->wpack && kernel_on()) { /* W_h packed: same sums, in order */
+            const gemm_args g = {B, H, GH, GH, dgates, NULL, GH, 0,
+                                 ws->wpack + packed_fwd_len(G, X, H), NR,
+                                 GH * NR, dh_prev, H, NULL, 0};
+            kernel_gemm(&g);
+            return;
+        }
+#endif
         bptt_cell_gemm(B, H, GH, dgates, GH, W + X, XH, dh_prev, H, 0);
     }
 }

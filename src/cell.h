@@ -32,8 +32,8 @@ typedef struct {
     size_t B, X, H;
     real *xh;     /* scratch of the forward op on cblas (B, X+H) */
     real *dxh;    /* scratch of the backward op (B, X+H) */
-    const real *wpack; /* W^T packed by bptt_cell_pack_weights from the W
-                          the forward op is given, or NULL: cblas on W */
+    const real *wpack; /* W packed by bptt_cell_pack_weights from the W
+                          the ops are given, or NULL: cblas on W */
 } bptt_cell_ws;
 
 typedef struct {
@@ -83,10 +83,12 @@ void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
                     const real *Bm, size_t ldb, real *C, size_t ldc,
                     int beta);
 
-/* Reals of W^T packed for the forward op of a cell with G gates, input X
- * and hidden H; 0 when the kernel is not in use (then nothing is packed
- * and ws->wpack stays NULL).  bptt_cell_pack_weights writes it from W
- * (G*H, X+H); it must be redone whenever W changes. */
+/* Reals of W packed for the kernel, for a cell with G gates, input X and
+ * hidden H: W^T for the forward op and W's h columns for dh_prev, each
+ * rounded up to the kernel's panels (about twice W); 0 when the kernel is
+ * not in use (then nothing is packed and ws->wpack stays NULL).
+ * bptt_cell_pack_weights writes it from W (G*H, X+H); it must be redone
+ * whenever W changes. */
 size_t bptt_cell_packed_len(size_t G, size_t X, size_t H);
 void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
                             real *wpack);

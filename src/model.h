@@ -27,8 +27,9 @@
  * working memory (wgrad_bytes; bptt_model_set_wgrad_steps changes K).
  *
  * Where the cells use their own GEMM kernel (cell.h), each layer also
- * keeps W_l^T packed for the forward op (wpack, wpack_bytes: as many
- * reals as W_l, rounded up to the kernel's panels), working memory too,
+ * keeps W_l packed (wpack, wpack_bytes: W_l^T for the forward op and
+ * W_l's h columns for dh_prev, rounded up to the kernel's panels: about
+ * twice W_l), working memory too,
  * repacked at the start of every bptt_exec_run.
  */
 #ifndef BPTT_MODEL_H

@@ -230,29 +230,26 @@ size_t bptt_cell_packed_len(size_t G, size_t X, size_t H)
     return packed_fwd_len(G, X, H) + (H + NR - 1) / NR * NR * G * H;
 }
 
+/* B (K, N), element (k, j) at src[k * ks + j * js], into panels of NR
+ * columns (k-major inside a panel, zero past column N) at dst. */
+static void pack_panels(real *dst, const real *src, size_t K, size_t N,
+                        size_t ks, size_t js)
+{
+    for (size_t p = 0; p < (N + NR - 1) / NR; p++, dst += K * NR)
+        for (size_t k = 0; k < K; k++)
+            for (size_t c = 0; c < NR; c++) {
+                const size_t j = p * NR + c;
+                dst[k * NR + c] = j < N ? src[k * ks + j * js] : 0;
+            }
+}
+
 void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
                             real *wpack)
 {
     const size_t X = ws->X, H = ws->H, XH = X + H, GH = G * H;
-    const size_t panels = (GH + NR - 1) / NR;
-    for (size_t p = 0; p < panels; p++) {
-        real *dst = wpack + p * XH * NR;
-        for (size_t k = 0; k < XH; k++)
-            for (size_t c = 0; c < NR; c++) {
-                const size_t j = p * NR + c;
-                dst[k * NR + c] = j < GH ? W[j * XH + k] : 0;
-            }
-    }
-    real *wh = wpack + packed_fwd_len(G, X, H);
-    const size_t hpanels = (H + NR - 1) / NR;
-    for (size_t p = 0; p < hpanels; p++) {
-        real *dst = wh + p * GH * NR;
-        for (size_t k = 0; k < GH; k++)
-            for (size_t c = 0; c < NR; c++) {
-                const size_t j = p * NR + c;
-                dst[k * NR + c] = j < H ? W[k * XH + X + j] : 0;
-            }
-    }
+    pack_panels(wpack, W, XH, GH, 1, XH);  /* W^T: (k, j) = W[j][k] */
+    pack_panels(wpack + packed_fwd_len(G, X, H), W + X, GH, H, XH,
+                1);                        /* W_h: (k, j) = W[k][X + j] */
 }
 
 /* out (B, G*H) := [x, h] W^T + b */

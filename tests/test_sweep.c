@@ -727,9 +727,18 @@ START_TEST(test_killed_at_random)
                           "--threads", "1", "--out", NULL, NULL};
     grid[11] = "ref.jsonl";
     result r;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     sweep_env(&r, NULL, grid);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     ck_assert_msg(r.status == 0, "%s", r.err);
     result_free(&r);
+    /* the window grows by 5 ms a round, or faster where the whole sweep
+     * is slow (a sanitizer build, a busy machine): by round 40 it spans
+     * the uninterrupted sweep's time */
+    const long ref_ms = (long)(t1.tv_sec - t0.tv_sec) * 1000 +
+                        (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    const long step_ms = ref_ms / 40 > 5 ? ref_ms / 40 : 5;
     grid[11] = "k.jsonl";
     srand(12345);
     int kills = 0, rounds = 0;
@@ -739,9 +748,9 @@ START_TEST(test_killed_at_random)
             argv[2 + i] = grid[i];
         int po, pe;
         const pid_t pid = start(argv, NULL, &po, &pe);
-        /* 0 to 20 + 5 r ms in round r: a round long enough for the
+        /* 0 to 20 + step r ms in round r: a round long enough for the
          * slowest table comes in time */
-        const long ms = rand() % (20 + 5 * rounds);
+        const long ms = rand() % (20 + step_ms * rounds);
         const struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
         nanosleep(&ts, NULL);
         kill(pid, SIGKILL);

@@ -663,11 +663,12 @@ static void run_sizes_get(const run_args *a, size_t X, size_t V,
                                          : 0) +
                                     (a->dump_dir ? 1 : 0)); /* a copy */
     const double data = rb * T * B * (double)X + 4 * T * B + file_bytes;
-    /* the executor's and the model's working set: the working internal
-     * state, running states and carries, per-layer and output buffers */
-    const double working = z->internal + 4 * z->hidden +
-                           rb * B * ((double)X + H) * (G + 2) * L +
-                           rb * B * (double)V;
+    /* the executor's working set (the working internal state, running
+     * states and carries) and the model's, to the byte */
+    const double working =
+        z->internal + 4 * z->hidden +
+        bptt_model_working_bytes(a->cell, (size_t)a->layers,
+                                 (size_t)a->batch, X, (size_t)a->hidden, V);
     z->fixed = arenas + data + working;
 }
 

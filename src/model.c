@@ -118,6 +118,27 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     return BPTT_OK;
 }
 
+double bptt_model_working_bytes(const bptt_cell_type *cell, size_t L,
+                                size_t B, size_t X, size_t H, size_t V)
+{
+    const double rb = (double)sizeof(real), b = (double)B, h = (double)H;
+    const double gh = (double)cell->gates * h, K = BPTT_WGRAD_STEPS;
+    const double xh = (double)(X > H ? X : H) + h;
+    double w = 2 * b * xh                                   /* scratch */
+               + b * (double)V                              /* logits */
+               + (double)L * (double)cell->hidden_vecs * b * h /* state */
+               + b * h;                                     /* dx */
+    for (size_t l = 0; l < L; l++) {
+        const size_t in = l == 0 ? X : H;
+        w += K * b * (gh + (double)in + h); /* weight-gradient blocks */
+        if (gh * ((double)in + h) < 1e15) /* no overflow in size_t */
+            w += (double)bptt_cell_packed_len(cell->gates, in, H);
+        else /* past any memory: the unpadded size will do */
+            w += 2 * gh * ((double)in + h);
+    }
+    return w * rb;
+}
+
 int bptt_model_set_wgrad_steps(bptt_model *m, size_t K)
 {
     const size_t L = m->L, B = m->B, H = m->H, GH = m->cell->gates * H;

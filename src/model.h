@@ -98,6 +98,14 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
                      unsigned long seed, bptt_mem *mem);
 void bptt_model_free(bptt_model *m); /* accepts NULL */
 
+/* The working memory (BPTT_MEM_WORKING) bptt_model_alloc takes for these
+ * sizes, to the byte: scratch rows, logits, a state, the weight-gradient
+ * blocks at K = BPTT_WGRAD_STEPS and the packed weights (cell.h), as
+ * doubles so that sizes past memory do not overflow.  For refusing sizes
+ * that cannot fit before allocating. */
+double bptt_model_working_bytes(const bptt_cell_type *cell, size_t L,
+                                size_t B, size_t X, size_t H, size_t V);
+
 /* Steps per weight-gradient block, 1..BPTT_WGRAD_STEPS_MAX (a model starts
  * with BPTT_WGRAD_STEPS): reallocates the workspace (BPTT_ENOMEM keeps the
  * old one).  Not during an iteration.  Gradients agree bit for bit across

@@ -899,7 +899,8 @@ START_TEST(test_workspace_bytes)
 END_TEST
 
 /* Every allocation of bptt_model_alloc, made to fail in turn, gives
- * BPTT_ENOMEM with every byte released. */
+ * BPTT_ENOMEM with every byte released; a whole one takes the working
+ * memory bptt_model_working_bytes announces. */
 START_TEST(test_model_enomem)
 {
     const config *c = &configs[_i];
@@ -920,6 +921,13 @@ START_TEST(test_model_enomem)
         ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
     }
     ck_assert_uint_ge(f, 10); /* it did fail at each of its allocations */
+    /* and the working memory it took is the one announced */
+    const double want = bptt_model_working_bytes(cell, c->L, c->B, c->X,
+                                                 c->H, 5);
+    ck_assert_msg((double)bptt_mem_stats_get(mem)->current[BPTT_MEM_WORKING]
+                      == want,
+                  "working %zu bytes, announced %.0f",
+                  bptt_mem_stats_get(mem)->current[BPTT_MEM_WORKING], want);
     bptt_model_free(m);
     ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
     bptt_mem_free(mem);

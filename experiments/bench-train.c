@@ -82,6 +82,18 @@ static double gemm_only_seconds(size_t G, size_t T, size_t B, size_t X,
     return s;
 }
 
+/* OpenBLAS on one large square product (N = 1024), the rate a GEMM reaches
+ * on this machine at this thread count: the roofline the iteration is held
+ * against. */
+#define ROOF_N 1024
+static double square_seconds(float *a, float *b, float *c)
+{
+    const double t0 = expt_now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ROOF_N, ROOF_N,
+                ROOF_N, 1, a, ROOF_N, b, ROOF_N, 0, c, ROOF_N);
+    return expt_now() - t0;
+}
+
 typedef struct {
     const char *label;
     const char *strategy;
@@ -144,9 +156,19 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
     if (rounds > 32)
         rounds = 32;
 
+    const size_t nn = (size_t)ROOF_N * ROOF_N;
+    float *sa = malloc(nn * sizeof(float)), *sb = malloc(nn * sizeof(float));
+    float *sc = malloc(nn * sizeof(float));
+    if (!sa || !sb || !sc)
+        return 1;
+    for (size_t k = 0; k < nn; k++) {
+        sa[k] = 0.001f * (float)(k % 13);
+        sb[k] = 0.001f * (float)(k % 7);
+    }
+    square_seconds(sa, sb, sc); /* warm-up: OpenBLAS's threads start */
     bptt_exec_stats es;
     bptt_exec_run(arms[0].plan, model, &batch, mem, &es); /* warm-up */
-    double gemm[32], gemm1[32];
+    double gemm[32], gemm1[32], square[32];
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < n_arms; k++) {
             const double t0 = expt_now();
@@ -157,7 +179,11 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
                                     K);
         gemm1[r] = gemm_only_seconds(cell->gates, T, B, X, H, V, (int64_t)T,
                                      1);
+        square[r] = square_seconds(sa, sb, sc);
     }
+    free(sa);
+    free(sb);
+    free(sc);
     bptt_flops f;
     bptt_model_flops(model, &f);
     const double flops_full =
@@ -165,10 +191,14 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
     const double t_full = expt_median(arms[0].sec, rounds);
     const double t_gemm = expt_median(gemm, rounds);
     const double t_gemm1 = expt_median(gemm1, rounds);
-    printf("%-5s %4zu %4d %3zu %8.3f %8.1f %8.1f %6.0f%% %8.1f %6.0f%%",
+    const double roof = 2.0 * ROOF_N * ROOF_N * ROOF_N /
+                        expt_median(square, rounds) / 1e9;
+    printf("%-5s %4zu %4d %3zu %8.3f %8.1f %8.1f %6.0f%% %8.1f %6.0f%% %7.1f "
+           "%5.0f%%",
            cell->name, H, threads, K, t_full, flops_full / t_full / 1e9,
            flops_full / t_gemm / 1e9, 100.0 * t_gemm / t_full,
-           flops_full / t_gemm1 / 1e9, 100.0 * t_gemm1 / t_full);
+           flops_full / t_gemm1 / 1e9, 100.0 * t_gemm1 / t_full, roof,
+           100.0 * flops_full / t_full / 1e9 / roof);
     for (int k = 1; k < n_arms; k++)
         printf(" %7.3fx", expt_median(arms[k].sec, rounds) / t_full);
     printf("\n");
@@ -213,16 +243,18 @@ int main(int argc, char **argv)
            "# k: steps per weight-gradient block; gflops: GEMM flops of a "
            "full-BPTT iteration per second;\n# sgemm: the same GEMM calls "
            "alone, share: sgemm time / iteration time; sgemm1, share1: the "
-           "same with dW added every step\n",
+           "same with dW added every step;\n# roof: OpenBLAS on one "
+           "1024^3 product at this thread count (GFLOP/s), roof%%: gflops / "
+           "roof\n",
            rounds, bptt_cell_kernel(), meta.blas_core);
     if (meta.blas_core_generic)
         printf("# WARNING: OpenBLAS runs its pre-AVX2 %s kernels on this AVX2 "
                "CPU; sgemm and the blocked dW GEMM are 2-3x slow; rerun with "
                "OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell\n",
                meta.blas_core);
-    printf("%-5s %4s %4s %3s %8s %8s %8s %7s %8s %7s %8s %8s %8s\n", "cell",
-           "H", "thr", "k", "full_s", "gflops", "sgemm", "share", "sgemm1",
-           "share1", "msm5%", "msm10%", "chen");
+    printf("%-5s %4s %4s %3s %8s %8s %8s %7s %8s %7s %7s %6s %8s %8s %8s\n",
+           "cell", "H", "thr", "k", "full_s", "gflops", "sgemm", "share",
+           "sgemm1", "share1", "roof", "roof%", "msm5%", "msm10%", "chen");
     int rc = 0;
     char *list = strdup(cells), *save = NULL;
     for (char *c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save)) {

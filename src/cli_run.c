@@ -337,6 +337,7 @@ typedef struct {
     size_t classes, input;
     double seconds_per_iter, seconds_first, loss_first, loss_last, grad_norm;
     int64_t rss_peak_bytes;
+    size_t wpack_bytes, wgrad_bytes; /* parts of the working memory */
     int threads;
 } run_result;
 
@@ -392,6 +393,8 @@ static size_t collect(const run_args *a, const run_result *r, field *f)
     FI("threads", r->threads);
     FI("seed", a->seed);
     FS("precision", REAL_NAME);
+    FI("packed_weight_bytes", r->wpack_bytes);
+    FI("wgrad_block_bytes", r->wgrad_bytes);
 #undef FS
 #undef FI
 #undef FD
@@ -919,6 +922,8 @@ int cli_run(int argc, char **argv)
         losses[it] = r.ex.loss;
         norms[it] = r.grad_norm;
         r.mem = *bptt_mem_stats_get(mem);
+        r.wpack_bytes = model->wpack_bytes;
+        r.wgrad_bytes = model->wgrad_bytes;
         if (it == a.iters - 1 && params_before)
             memcpy(params_before, model->params,
                    model->n_params * sizeof(real));

@@ -1200,7 +1200,8 @@ START_TEST(test_run_json)
         "\"seconds_per_iter\":", "\"loss_first\":", "\"loss_last\":",
         "\"grad_norm\":", "\"threads\":1", "\"seed\":1",
         "\"git_revision\":", "\"cpu_model\":", "\"date\":",
-        "\"blas_core\":\"", "\"gemm_kernel\":\""};
+        "\"blas_core\":\"", "\"gemm_kernel\":\"",
+        "\"packed_weight_bytes\":", "\"wgrad_block_bytes\":"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         ck_assert_msg(strstr(r.out, fields[i]), "missing %s in %s", fields[i],
                       r.out);

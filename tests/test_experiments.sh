@@ -8,6 +8,8 @@
 #    point's measured checkpoint peak lies within its budget, forward ops
 #    per step never rise as the budget grows (optimal plans) and reach 1 at
 #    100%, times and ratios are positive; the figure exists.
+# 1b. fig3-headline -s -1 (rerun every run, as if the hypervisor had taken
+#    CPU from each): three tries of every run, and the CSV says so.
 # 2. experiments/headline -p (t = 100): one row per strategy; every plan's
 #    peak lies within its column's budget; MSM costs no more than ISM, HSM
 #    or the paper's MSM recursion, ISM no more than the paper's ISM; a
@@ -60,6 +62,26 @@ awk -F, '
           if (last != "1.0000") { print "FAIL: MSM at 100% needs " last " forward ops per step" > "/dev/stderr"; exit 1 } }
 ' "$csv" || fail "fig3-headline.csv (above)"
 
+# ---- 1b. reruns of disturbed runs ---------------------------------------
+printf '#!/bin/sh\n[ "$1" = run ] && echo run >> "%s"\nexec "%s" "$@"\n' \
+    "$tmp/calls" "$BPTT" > "$tmp/bptt-counted"
+chmod +x "$tmp/bptt-counted"
+mkdir "$tmp/rerun"
+"$EXPERIMENTS/fig3-headline" -t 50 -H 8 -B 2 -i 1 -r 1 -s -1 \
+    -b "$tmp/bptt-counted" -o "$tmp/rerun" 2>"$tmp/stderr" ||
+    fail "fig3-headline -s -1 exited $?: $(cat "$tmp/stderr")"
+calls=$(wc -l < "$tmp/calls")
+[ "$calls" -eq 45 ] || fail "fig3-headline -s -1 ran bptt run $calls times, not 3 x 15"
+head -n 1 "$tmp/rerun/fig3-headline.csv" | grep -q '; 30 reruns of runs' ||
+    fail "fig3-headline -s -1 does not count its 30 reruns: $(head -n 1 "$tmp/rerun/fig3-headline.csv")"
+[ "$(grep -c '^msm,' "$tmp/rerun/fig3-headline.csv")" -eq 12 ] ||
+    fail "fig3-headline -s -1: not 12 MSM points"
+for bad in x 0.5.1 1-2 ''; do
+    if "$EXPERIMENTS/fig3-headline" -s "$bad" -b "$BPTT" -o "$tmp/rerun" 2>/dev/null; then
+        fail "fig3-headline -s '$bad' was accepted"
+    fi
+done
+
 # ---- 2. headline -p ----------------------------------------------------
 "$EXPERIMENTS/headline" -p -t 100 -b "$BPTT" >"$tmp/plan" 2>"$tmp/stderr" ||
     fail "headline -p exited $?: $(cat "$tmp/stderr")"
@@ -92,4 +114,4 @@ awk '
                   print "FAIL: ISM above the paper ISM at budget " cap[c] > "/dev/stderr"; exit 1 } } }
 ' "$tmp/plan" || fail "headline -p output:
 $(cat "$tmp/plan")"
-echo "PASS: fig3-headline (14 points, 2 rounds) and headline -p (7 strategies, 3 budgets)"
+echo "PASS: fig3-headline (14 points, 2 rounds; reruns), headline -p (7 strategies, 3 budgets)"

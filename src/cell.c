@@ -498,19 +498,6 @@ static void lstm_backward(const bptt_cell_ws *ws, const real *W, double *db,
     gates_backward(ws, 4, W, dgates, db, dstate_prev, dx);
 }
 
-static void lstm_state_from_internal(const bptt_cell_ws *ws, const real *s,
-                                     real *state)
-{
-    const size_t B = ws->B, H = ws->H, n = B * H;
-    const real *act = s + 2 * n, *c = s + 6 * n;
-    const int wide = kernel_on();
-    PAR_ROWS
-    for (size_t r = 0; r < B; r++)
-        ROW_CALL(lstm_h_row, wide)(H, act + r * 4 * H + 2 * H, c + r * H,
-                                   state + r * H);
-    memcpy(state + n, c, n * sizeof(real));
-}
-
 static const real *lstm_h_only(const bptt_cell_ws *ws, const real *s,
                                real *scratch)
 {
@@ -522,6 +509,14 @@ static const real *lstm_h_only(const bptt_cell_ws *ws, const real *s,
         ROW_CALL(lstm_h_row, wide)(H, act + r * 4 * H + 2 * H, c + r * H,
                                    scratch + r * H);
     return scratch;
+}
+
+static void lstm_state_from_internal(const bptt_cell_ws *ws, const real *s,
+                                     real *state)
+{
+    const size_t n = ws->B * ws->H;
+    lstm_h_only(ws, s, state); /* h, then c as stored */
+    memcpy(state + n, s + 6 * n, n * sizeof(real));
 }
 
 const bptt_cell_type bptt_cell_lstm = {

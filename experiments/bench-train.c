@@ -31,6 +31,7 @@
 #include <omp.h>
 #endif
 
+#include "blascore.h"
 #include "bptt.h"
 #include "expt.h"
 #include "data.h"
@@ -213,6 +214,7 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
 
 int main(int argc, char **argv)
 {
+    (void)bptt_blas_reexec(argv); /* OpenBLAS's best kernels (blascore.h) */
     int rounds = 3, n_h = 3, n_j = 1, n_k = 1;
     int64_t hs[8] = {128, 256, 512}, js[8], ks[8] = {0};
     const char *cells = "lstm,rnn";
@@ -239,19 +241,17 @@ int main(int argc, char **argv)
     bptt_meta_collect(&meta);
     printf("# bench-train: T=1000 B=32 X=64 V=64, one layer; median of %d "
            "rounds, strategies interleaved in each round; per-step GEMMs: "
-           "%s; OpenBLAS kernels: %s\n"
+           "%s\n"
            "# k: steps per weight-gradient block; gflops: GEMM flops of a "
            "full-BPTT iteration per second;\n# sgemm: the same GEMM calls "
            "alone, share: sgemm time / iteration time; sgemm1, share1: the "
            "same with dW added every step;\n# roof: OpenBLAS on one "
            "1024^3 product at this thread count (GFLOP/s), roof%%: gflops / "
            "roof\n",
-           rounds, bptt_cell_kernel(), meta.blas_core);
-    if (meta.blas_core_generic)
-        printf("# WARNING: OpenBLAS runs its pre-AVX2 %s kernels on this AVX2 "
-               "CPU; sgemm and the blocked dW GEMM are 2-3x slow; rerun with "
-               "OPENBLAS_CORETYPE=SkylakeX (AVX-512) or Haswell\n",
-               meta.blas_core);
+           rounds, bptt_cell_kernel());
+    char blas[160];
+    bptt_meta_blas_text(&meta, blas, sizeof blas);
+    printf("# OpenBLAS kernels: %s\n", blas);
     printf("%-5s %4s %4s %3s %8s %8s %8s %7s %8s %7s %7s %6s %8s %8s %8s\n",
            "cell", "H", "thr", "k", "full_s", "gflops", "sgemm", "share",
            "sgemm1", "share1", "roof", "roof%", "msm5%", "msm10%", "chen");

@@ -1,5 +1,6 @@
 /* cell.c: vanilla RNN and LSTM cells on cblas and a GEMM kernel of our
  * own for the per-step products (see cell.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cell.h"
@@ -182,9 +183,19 @@ static int kernel_possible(void)
 static int kernel_possible(void) { return 0; }
 #endif
 
-static int kernel_off; /* bptt_cell_kernel_select(0) */
+/* 1: cblas for every product (bptt_cell_kernel_select(0), or the
+ * environment's BPTT_GEMM_KERNEL=cblas, read at the first product, so that
+ * a test suite or a run can be repeated on the cblas path); -1: not read */
+static int kernel_off = -1;
 
-static int kernel_on(void) { return !kernel_off && kernel_possible(); }
+static int kernel_on(void)
+{
+    if (kernel_off < 0) {
+        const char *env = getenv("BPTT_GEMM_KERNEL");
+        kernel_off = env && strcmp(env, "cblas") == 0;
+    }
+    return !kernel_off && kernel_possible();
+}
 
 const char *bptt_cell_kernel(void)
 {

@@ -73,7 +73,8 @@ const bptt_cell_type *bptt_cell_find(const char *name);
  * ("avx512" or "cblas").  bptt_cell_kernel_select(0) makes this process
  * use cblas, (1) the kernel (-1 if the CPU lacks it): for benchmarks and
  * tests, before any model is made; gradients agree across plans for
- * either, not between the two. */
+ * either, not between the two.  BPTT_GEMM_KERNEL=cblas in the environment
+ * selects cblas until a select call says otherwise. */
 const char *bptt_cell_kernel(void);
 int bptt_cell_kernel_select(int on);
 

@@ -426,6 +426,9 @@ static void print_result(const run_args *a, const run_result *r)
     } else {
         for (size_t i = 0; i < n; i++)
             printf("%-32s %s\n", f[i].key, f[i].val);
+        char blas[160];
+        bptt_meta_blas_text(&meta, blas, sizeof blas);
+        printf("%-32s %s\n", "blas_core", blas);
         printf("%-32s %s (git %s), %s, %s\n", "build", meta.version,
                meta.git_revision, meta.compiler, meta.cpu_model);
     }
@@ -792,17 +795,6 @@ int cli_run(int argc, char **argv)
     threads = 1;
 #endif
     openblas_set_num_threads(threads);
-    {   /* a speed hazard, not an error: said once, and the run goes on */
-        bptt_meta meta;
-        bptt_meta_collect(&meta);
-        if (meta.blas_core_generic)
-            fprintf(stderr, "bptt run: warning: OpenBLAS runs its %s "
-                    "kernels (no AVX2) on this CPU, which has AVX2, so its "
-                    "GEMMs run 2-3x slower; set OPENBLAS_CORETYPE=SkylakeX "
-                    "(CPUs with AVX-512) or Haswell (AVX2)\n",
-                    meta.blas_core);
-    }
-
     /* plan once: the table and the plan are checked against memory before
      * they are made */
     bptt_table *tb = NULL;

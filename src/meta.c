@@ -27,6 +27,7 @@
 #include <omp.h>
 #endif
 
+#include "blascore.h"
 #include "cell.h"
 #include "meta.h"
 
@@ -97,22 +98,21 @@ static void cpu_model(char *dst, size_t cap)
     fclose(f);
 }
 
-int bptt_blas_core_generic(const char *core, int cpu_avx2)
+int bptt_meta_blas_text(const bptt_meta *m, char *buf, size_t cap)
 {
-    /* OpenBLAS's x86 kernel sets without AVX2, as openblas_get_corename
-     * spells them (driver/others/dynamic.c) */
-    static const char *const old[] = {
-        "Katmai",  "Coppermine", "Northwood", "Prescott", "Banias",
-        "Core2",   "Penryn",     "Dunnington", "Nehalem", "Atom",
-        "Opteron", "Opteron(SSE3)", "Barcelona", "Nano",  "Bobcat",
-        "Bulldozer", "Piledriver", "Steamroller", "Excavator",
-        "Sandybridge", "generic", "Generic"};
-    if (!core || !cpu_avx2)
-        return 0;
-    for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
-        if (strcmp(core, old[i]) == 0)
-            return 1;
-    return 0;
+    const char *src = m->blas_core_source;
+    const char *who = strcmp(src, "bptt") == 0 ? "chosen by bptt"
+                      : strcmp(src, "user") == 0
+                          ? "OPENBLAS_CORETYPE from the environment"
+                          : "OpenBLAS's own choice";
+    if (m->blas_core_slow)
+        return snprintf(buf, cap, "%s (%s), older than this CPU's %s: GEMMs "
+                        "run %s", m->blas_core, who, m->cpu_isa,
+                        bptt_blas_core_isa(m->blas_core) == BPTT_ISA_OLD
+                            ? "2-3x slower"
+                            : "slower than they could");
+    return snprintf(buf, cap, "%s (%s; the CPU offers %s)", m->blas_core, who,
+                    m->cpu_isa);
 }
 
 void bptt_meta_collect(bptt_meta *m)
@@ -124,11 +124,12 @@ void bptt_meta_collect(bptt_meta *m)
     set_field(m->cflags, sizeof m->cflags, BPTT_CFLAGS);
     set_field(m->blas, sizeof m->blas, openblas_get_config());
     set_field(m->blas_core, sizeof m->blas_core, openblas_get_corename());
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-    __builtin_cpu_init();
-    m->blas_core_generic = bptt_blas_core_generic(
-        m->blas_core, __builtin_cpu_supports("avx2"));
-#endif
+    set_field(m->blas_core_source, sizeof m->blas_core_source,
+              bptt_blas_core_source(getenv("OPENBLAS_CORETYPE"),
+                                    getenv(BPTT_BLAS_MARKER)));
+    const int isa = bptt_cpu_isa(), core_isa = bptt_blas_core_isa(m->blas_core);
+    set_field(m->cpu_isa, sizeof m->cpu_isa, bptt_isa_name(isa));
+    m->blas_core_slow = core_isa != BPTT_ISA_UNKNOWN && core_isa < isa;
     m->blas_threads = openblas_get_num_threads();
     set_field(m->gemm_kernel, sizeof m->gemm_kernel, bptt_cell_kernel());
 #ifdef _OPENMP
@@ -279,6 +280,9 @@ int bptt_meta_json(const bptt_meta *m, char *buf, size_t cap)
     MEMBER_STRING(&o, m, cflags);
     MEMBER_STRING(&o, m, blas);
     MEMBER_STRING(&o, m, blas_core);
+    MEMBER_STRING(&o, m, blas_core_source);
+    out_member_int(&o, "blas_core_slow", m->blas_core_slow);
+    MEMBER_STRING(&o, m, cpu_isa);
     out_member_int(&o, "blas_threads", m->blas_threads);
     MEMBER_STRING(&o, m, gemm_kernel);
     out_member_int(&o, "omp_threads", m->omp_threads);

@@ -12,9 +12,13 @@ typedef struct {
     char compiler[128];
     char cflags[256];
     char blas[256];   /* openblas_get_config() */
-    char blas_core[32]; /* openblas_get_corename(): the kernels it chose */
-    int blas_core_generic; /* 1: those are pre-AVX2 kernels on a CPU with
-                              AVX2 (an OpenBLAS older than the CPU) */
+    char blas_core[32]; /* openblas_get_corename(): the kernels it runs */
+    char blas_core_source[16]; /* who chose them: "openblas", "bptt" (a new
+                                  start, blascore.h) or "user"
+                                  (OPENBLAS_CORETYPE from the environment) */
+    char cpu_isa[16];   /* what the CPU offers: "avx512", "avx2", "old" */
+    int blas_core_slow; /* 1: the kernels need less than the CPU offers
+                           (older than the CPU: slower GEMMs) */
     int blas_threads; /* openblas_get_num_threads() */
     char gemm_kernel[16]; /* the cells' per-step GEMMs: "avx512" or "cblas" */
     int omp_threads;  /* omp_get_max_threads() (1 without OpenMP) */
@@ -25,13 +29,12 @@ typedef struct {
 
 void bptt_meta_collect(bptt_meta *m);
 
-/* 1 if OpenBLAS's kernel set `core` (openblas_get_corename) predates AVX2
- * (Prescott, Core2, Nehalem, Sandybridge, ...) while the CPU has AVX2
- * (cpu_avx2 != 0): a DYNAMIC_ARCH OpenBLAS that does not know a newer CPU
- * falls back to them, and its SGEMM runs 2-3 times slower (seen: OpenBLAS
- * 0.3.21 on Intel family 6 model 207 chose Prescott; OPENBLAS_CORETYPE=
- * SkylakeX fixed it).  0 for an unknown name. */
-int bptt_blas_core_generic(const char *core, int cpu_avx2);
+/* OpenBLAS's kernels in words, for text outputs and table footers:
+ * "SkylakeX (chosen by bptt; the CPU offers avx512)", and for a slow set
+ * "Prescott (OPENBLAS_CORETYPE from the environment), older than this
+ * CPU's avx512: GEMMs run 2-3x slower".  Returns what snprintf
+ * returns. */
+int bptt_meta_blas_text(const bptt_meta *m, char *buf, size_t cap);
 
 /* The fields as JSON members without braces ("version":"...",...), escaped;
  * returns the length snprintf would write (output truncated at cap).  A

@@ -35,6 +35,7 @@
 
 #include "data.h"
 #include "mem.h"
+#include "blascore.h"
 #include "meta.h"
 #include "npy.h"
 
@@ -890,6 +891,8 @@ START_TEST(test_meta_collect)
         "\"version\":\"",  "\"git_revision\":\"", "\"compiler\":\"",
         "\"cflags\":\"",   "\"blas\":\"",         "\"blas_threads\":",
         "\"blas_core\":\"", "\"gemm_kernel\":\"",
+        "\"blas_core_source\":\"", "\"blas_core_slow\":",
+        "\"cpu_isa\":\"",
         "\"omp_threads\":", "\"cpu_model\":\"",   "\"cpu_cores\":",
         "\"date\":\""};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -906,21 +909,82 @@ static void fill(char *dst, size_t cap, const char *src)
     strcpy(dst, src);
 }
 
-/* Pre-AVX2 kernel sets count as generic only on a CPU with AVX2. */
-START_TEST(test_meta_blas_core_generic)
+/* Kernel-set levels, the decision to start again, and the source. */
+START_TEST(test_meta_blas_core_choice)
 {
     static const char *const old[] = {"Prescott", "Core2", "Nehalem",
                                       "Sandybridge", "Atom", "Bulldozer"};
-    static const char *const good[] = {"Haswell", "SkylakeX", "Cooperlake",
-                                       "SapphireRapids", "Zen", "unknown",
-                                       "", "prescott"};
-    for (size_t i = 0; i < sizeof old / sizeof old[0]; i++) {
-        ck_assert_msg(bptt_blas_core_generic(old[i], 1), "%s", old[i]);
-        ck_assert_msg(!bptt_blas_core_generic(old[i], 0), "%s", old[i]);
-    }
-    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
-        ck_assert_msg(!bptt_blas_core_generic(good[i], 1), "%s", good[i]);
-    ck_assert(!bptt_blas_core_generic(NULL, 1));
+    static const char *const avx2[] = {"Haswell", "Zen"};
+    static const char *const avx512[] = {"SkylakeX", "Cooperlake",
+                                         "SapphireRapids"};
+    static const char *const unknown[] = {"unknown", "", "prescott",
+                                          "ARMV8", "SkylakeXX"};
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
+        ck_assert_int_eq(bptt_blas_core_isa(old[i]), BPTT_ISA_OLD);
+    for (size_t i = 0; i < sizeof avx2 / sizeof avx2[0]; i++)
+        ck_assert_int_eq(bptt_blas_core_isa(avx2[i]), BPTT_ISA_AVX2);
+    for (size_t i = 0; i < sizeof avx512 / sizeof avx512[0]; i++)
+        ck_assert_int_eq(bptt_blas_core_isa(avx512[i]), BPTT_ISA_AVX512);
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
+        ck_assert_int_eq(bptt_blas_core_isa(unknown[i]), BPTT_ISA_UNKNOWN);
+    ck_assert_int_eq(bptt_blas_core_isa(NULL), BPTT_ISA_UNKNOWN);
+
+    /* the names asked for are the ones OpenBLAS's table knows, at the
+     * level asked for */
+    ck_assert_int_eq(bptt_blas_core_isa(bptt_blas_core_for_isa(
+                         BPTT_ISA_AVX512)), BPTT_ISA_AVX512);
+    ck_assert_int_eq(bptt_blas_core_isa(bptt_blas_core_for_isa(
+                         BPTT_ISA_AVX2)), BPTT_ISA_AVX2);
+    ck_assert_ptr_null(bptt_blas_core_for_isa(BPTT_ISA_OLD));
+
+    /* unset, and OpenBLAS below the CPU: start again with the CPU's best */
+    ck_assert_str_eq(bptt_blas_core_advice(NULL, "Prescott", BPTT_ISA_AVX512),
+                     "SkylakeX");
+    ck_assert_str_eq(bptt_blas_core_advice("", "Prescott", BPTT_ISA_AVX2),
+                     "Haswell");
+    ck_assert_str_eq(bptt_blas_core_advice(NULL, "Haswell", BPTT_ISA_AVX512),
+                     "SkylakeX");
+    /* valgrind hides AVX-512: OpenBLAS's old choice becomes AVX2 */
+    ck_assert_str_eq(bptt_blas_core_advice(NULL, "Sandybridge",
+                                           BPTT_ISA_AVX2), "Haswell");
+    /* OpenBLAS at or above the CPU's level, an unknown set, an old CPU */
+    ck_assert_ptr_null(bptt_blas_core_advice(NULL, "Cooperlake",
+                                             BPTT_ISA_AVX512));
+    ck_assert_ptr_null(bptt_blas_core_advice(NULL, "Haswell", BPTT_ISA_AVX2));
+    ck_assert_ptr_null(bptt_blas_core_advice(NULL, "ARMV8", BPTT_ISA_AVX512));
+    ck_assert_ptr_null(bptt_blas_core_advice(NULL, "Prescott", BPTT_ISA_OLD));
+    ck_assert_ptr_null(bptt_blas_core_advice(NULL, "Prescott",
+                                             BPTT_ISA_UNKNOWN));
+    /* a user's OPENBLAS_CORETYPE is never overridden, whatever it names */
+    ck_assert_ptr_null(bptt_blas_core_advice("Prescott", "Prescott",
+                                             BPTT_ISA_AVX512));
+    ck_assert_ptr_null(bptt_blas_core_advice("Haswell", "Haswell",
+                                             BPTT_ISA_AVX512));
+
+    ck_assert_str_eq(bptt_blas_core_source(NULL, NULL), "openblas");
+    ck_assert_str_eq(bptt_blas_core_source("", "SkylakeX"), "openblas");
+    ck_assert_str_eq(bptt_blas_core_source("SkylakeX", "SkylakeX"), "bptt");
+    ck_assert_str_eq(bptt_blas_core_source("Haswell", NULL), "user");
+    /* a marker left from another choice does not make the user's ours */
+    ck_assert_str_eq(bptt_blas_core_source("Haswell", "SkylakeX"), "user");
+
+    /* this process: the metadata agrees with the functions */
+    bptt_meta m;
+    bptt_meta_collect(&m);
+    ck_assert_str_eq(m.blas_core_source,
+                     bptt_blas_core_source(getenv("OPENBLAS_CORETYPE"),
+                                           getenv(BPTT_BLAS_MARKER)));
+    ck_assert_str_eq(m.cpu_isa, bptt_isa_name(bptt_cpu_isa()));
+    const int core = bptt_blas_core_isa(m.blas_core);
+    ck_assert_int_eq(m.blas_core_slow,
+                     core != BPTT_ISA_UNKNOWN && core < bptt_cpu_isa());
+    char text[256];
+    ck_assert_int_lt(bptt_meta_blas_text(&m, text, sizeof text),
+                     (int)sizeof text);
+    ck_assert_msg(strncmp(text, m.blas_core, strlen(m.blas_core)) == 0, "%s",
+                  text);
+    ck_assert_msg((strstr(text, "slower") != NULL) == m.blas_core_slow, "%s",
+                  text);
 }
 END_TEST
 
@@ -934,6 +998,9 @@ START_TEST(test_meta_json_escaping)
     fill(m.cflags, sizeof m.cflags, "-O2 -DNAME=\"x\"");
     fill(m.blas, sizeof m.blas, "caf\xc3\xa9 bad\xff end\xe2\x82");
     fill(m.blas_core, sizeof m.blas_core, "Sky\\lake");
+    fill(m.blas_core_source, sizeof m.blas_core_source, "us\"er");
+    fill(m.cpu_isa, sizeof m.cpu_isa, "avx512");
+    m.blas_core_slow = 1;
     m.blas_threads = 4;
     fill(m.gemm_kernel, sizeof m.gemm_kernel, "k\"1");
     m.omp_threads = -1;
@@ -949,6 +1016,9 @@ START_TEST(test_meta_json_escaping)
         "\"cflags\":\"-O2 -DNAME=\\\"x\\\"\","
         "\"blas\":\"caf\xc3\xa9 bad\\ufffd end\\ufffd\\ufffd\","
         "\"blas_core\":\"Sky\\\\lake\","
+        "\"blas_core_source\":\"us\\\"er\","
+        "\"blas_core_slow\":1,"
+        "\"cpu_isa\":\"avx512\","
         "\"blas_threads\":4,"
         "\"gemm_kernel\":\"k\\\"1\","
         "\"omp_threads\":-1,"
@@ -1004,7 +1074,7 @@ static Suite *data_suite(void)
         {"errors", {test_errors}},
         {"memory", {test_memory_exact, test_memory_failures}},
         {"npy", {test_npy_write, test_npy_shapes, test_npy_errors}},
-        {"meta", {test_meta_collect, test_meta_blas_core_generic,
+        {"meta", {test_meta_collect, test_meta_blas_core_choice,
                   test_meta_json_escaping,
                   test_meta_json_max}},
     };

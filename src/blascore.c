@@ -103,6 +103,14 @@ const char *bptt_blas_core_advice(const char *env_core, const char *chosen,
     return bptt_blas_core_for_isa(cpu_isa);
 }
 
+int bptt_blas_core_runnable(const char *core, int cpu_isa)
+{
+    const int need = bptt_blas_core_isa(core);
+    if (need == BPTT_ISA_UNKNOWN || cpu_isa == BPTT_ISA_UNKNOWN)
+        return 0;
+    return need > cpu_isa ? -1 : 0;
+}
+
 const char *bptt_blas_core_source(const char *env_core, const char *marker)
 {
     if (!env_core || !*env_core)

@@ -48,6 +48,12 @@ const char *bptt_blas_core_for_isa(int isa);
 const char *bptt_blas_core_advice(const char *env_core, const char *chosen,
                                   int cpu_isa);
 
+/* 0 when the kernel set `core` can run on a CPU of level cpu_isa; -1 when
+ * it needs more (OPENBLAS_CORETYPE=SkylakeX on a CPU without AVX-512, or
+ * under valgrind, whose CPU has none: OpenBLAS would stop on an illegal
+ * instruction).  An unknown name or level: 0. */
+int bptt_blas_core_runnable(const char *core, int cpu_isa);
+
 /* Where the kernels came from: "openblas" (OpenBLAS's own choice: the
  * variable unset), "bptt" (set by bptt_blas_reexec: marker, the variable
  * BPTT_BLAS_CORE_CHOSEN, holds the same name), "user" (set by anyone

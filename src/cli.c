@@ -1,6 +1,7 @@
 /* cli.c: `bptt` entry point: dispatches to subcommands. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -46,6 +47,20 @@ int main(int argc, char **argv)
      * start before any work (blascore.h); when that fails the run goes on
      * with OpenBLAS's choice, which every output records */
     (void)bptt_blas_reexec(argv);
+    /* training calls OpenBLAS: kernels the CPU cannot run would stop it
+     * on an illegal instruction */
+    const char *forced = getenv("OPENBLAS_CORETYPE");
+    const int cpu = bptt_cpu_isa();
+    if (strcmp(argv[1], "run") == 0 && forced &&
+        bptt_blas_core_runnable(forced, cpu) != 0)
+        return cli_error(EXIT_USAGE, "run", "OPENBLAS_CORETYPE=%s asks for %s "
+                         "kernels, which this CPU cannot run (it offers %s, "
+                         "as cpuid reports it; valgrind hides AVX-512): set "
+                         "OPENBLAS_CORETYPE=%s, or unset it and bptt chooses",
+                         forced, bptt_isa_name(bptt_blas_core_isa(forced)),
+                         bptt_isa_name(cpu),
+                         bptt_blas_core_for_isa(cpu) ? bptt_blas_core_for_isa(cpu)
+                                                     : "Prescott");
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
         strcmp(cmd, "help") == 0) {

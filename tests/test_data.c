@@ -961,6 +961,15 @@ START_TEST(test_meta_blas_core_choice)
     ck_assert_ptr_null(bptt_blas_core_advice("Haswell", "Haswell",
                                              BPTT_ISA_AVX512));
 
+    /* kernels above the CPU's level cannot run; unknown names pass */
+    ck_assert_int_eq(bptt_blas_core_runnable("SkylakeX", BPTT_ISA_AVX2), -1);
+    ck_assert_int_eq(bptt_blas_core_runnable("Haswell", BPTT_ISA_OLD), -1);
+    ck_assert_int_eq(bptt_blas_core_runnable("SkylakeX", BPTT_ISA_AVX512), 0);
+    ck_assert_int_eq(bptt_blas_core_runnable("Haswell", BPTT_ISA_AVX512), 0);
+    ck_assert_int_eq(bptt_blas_core_runnable("Prescott", BPTT_ISA_OLD), 0);
+    ck_assert_int_eq(bptt_blas_core_runnable("ARMV8", BPTT_ISA_OLD), 0);
+    ck_assert_int_eq(bptt_blas_core_runnable("SkylakeX", BPTT_ISA_UNKNOWN), 0);
+
     ck_assert_str_eq(bptt_blas_core_source(NULL, NULL), "openblas");
     ck_assert_str_eq(bptt_blas_core_source("", "SkylakeX"), "openblas");
     ck_assert_str_eq(bptt_blas_core_source("SkylakeX", "SkylakeX"), "bptt");

@@ -14,7 +14,9 @@
  * no timings, when both share the metadata date (SOURCE_DATE_EPOCH).
  * Batch runs: --jobs writes one command per point, --only K computes one
  * point into FILE.parts/K.jsonl (temporary file and rename), --merge
- * assembles FILE from the parts.
+ * assembles FILE from the parts.  A run-mode child (`bptt run`) never
+ * outlives its sweep: SIGINT or SIGTERM stop it and wait for it, and on
+ * Linux it gets SIGKILL when the sweep dies in any other way (see spawn).
  *
  * Does not promise: that a run-mode budget is feasible before its point
  * runs (only `bptt run` knows the byte sizes: a child's exit 3 stops the
@@ -39,6 +41,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -1089,14 +1094,45 @@ typedef int (*sink_fn)(void *ctx, size_t point, const char *line, size_t len);
 
 static volatile sig_atomic_t got_signal;
 
+/* A pipe the handler writes a byte to, so that run mode's poll for a
+ * child's output wakes up however late the signal comes (even between its
+ * check of got_signal and the poll), on whichever thread it lands. */
+static int wake_fd[2] = {-1, -1};
+
 static void on_signal(int sig)
 {
-    if (got_signal) { /* a second one: stop at once */
+    if (got_signal) { /* a second one: stop at once (a run child dies with
+                       * this process: see spawn) */
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
     got_signal = sig;
+    if (wake_fd[1] >= 0) {
+        const int e = errno;
+        if (write(wake_fd[1], "", 1) < 0) {
+            /* the pipe is full: a wake-up is waiting already */
+        }
+        errno = e;
+    }
+}
+
+/* From now on SIGINT and SIGTERM set got_signal (and wake spawn's poll). */
+static void catch_signals(void)
+{
+    int p[2];
+    if (wake_fd[0] < 0 && pipe(p) == 0) {
+        for (int i = 0; i < 2; i++) {
+            fcntl(p[i], F_SETFD, FD_CLOEXEC);
+            fcntl(p[i], F_SETFL, O_NONBLOCK);
+        }
+        wake_fd[0] = p[0];
+        wake_fd[1] = p[1];
+    }
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 typedef struct {
@@ -1258,7 +1294,20 @@ static int compute_plan(const sweep *s, const size_t *todo, size_t n,
 
 /* ---- run mode: one child `bptt run` per point --------------------------- */
 
-/* Runs argv (the bptt binary itself) with stdout and stderr captured. */
+/* Runs argv (the bptt binary itself) with stdout and stderr captured.
+ *
+ * Promises: the child never outlives this process, however it ends.  On
+ * SIGINT or SIGTERM (got_signal) the child gets SIGTERM and is waited for,
+ * even when the signal comes between the fork and the child's exec (the
+ * forking thread blocks it across the fork, and the child unblocks it with
+ * the default action, not this process's handler).  On Linux the child
+ * also gets SIGKILL when this process dies, SIGKILL and a second signal
+ * included (PR_SET_PDEATHSIG; a child whose parent died before that was
+ * set exits at once).  The kernel sends it when the thread that forked
+ * exits, not the process: spawn runs on the main thread (compute_run is
+ * called from the command's code, never from a worker thread), which ends
+ * only when the process does.
+ * Elsewhere a child may outlive a sweep killed by SIGKILL. */
 static int spawn(char *const *argv, sbuf *out, sbuf *err, int *status)
 {
     int po[2], pe[2];
@@ -1270,22 +1319,39 @@ static int spawn(char *const *argv, sbuf *out, sbuf *err, int *status)
         close(po[1]);
         return e;
     }
+    sigset_t stop, old;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stop, &old);
+    const pid_t parent = getpid();
     const pid_t pid = fork();
-    if (pid < 0) {
-        const int e = errno;
-        close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
-        return e;
-    }
     if (pid == 0) {
+#ifdef __linux__
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
+            _exit(127);
+#endif
+        if (getppid() != parent) /* the sweep died before the line above */
+            _exit(127);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &old, NULL); /* a pending one ends it */
         dup2(po[1], 1);
         dup2(pe[1], 2);
         close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
         execv("/proc/self/exe", argv);
         _exit(127);
     }
+    const int fork_err = errno;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+        return fork_err;
+    }
     close(po[1]);
     close(pe[1]);
-    struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+    struct pollfd fds[3] = {
+        {po[0], POLLIN, 0}, {pe[0], POLLIN, 0}, {wake_fd[0], POLLIN, 0}};
     sbuf *dst[2] = {out, err};
     int open_fds = 2, killed = 0;
     while (open_fds > 0) {
@@ -1293,10 +1359,15 @@ static int spawn(char *const *argv, sbuf *out, sbuf *err, int *status)
             kill(pid, SIGTERM); /* abandon the point */
             killed = 1;
         }
-        if (poll(fds, 2, -1) < 0) {
+        if (poll(fds, 3, -1) < 0) {
             if (errno == EINTR)
                 continue;
             break;
+        }
+        if (fds[2].revents) { /* a signal came (seen above): empty it */
+            char buf[64];
+            while (read(fds[2].fd, buf, sizeof buf) > 0)
+                ;
         }
         for (int i = 0; i < 2; i++) {
             if (fds[i].fd < 0 || !fds[i].revents)
@@ -1948,10 +2019,7 @@ static int run_direct(const sweep *s)
     d.prog = (progress){isatty(2), cli_seconds(), -1, s->n_points,
                         s->n_points - n_todo, 0};
     progress_show(&d.prog);
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    catch_signals();
     rc = compute(s, todo, n_todo, sink_partial, &d);
     if (d.prog.on)
         fputs("\r\033[K", stderr);
@@ -2036,10 +2104,7 @@ static int run_only(const sweep *s)
                            "give --force", path, other, s->grid_hash, dir);
         goto out;
     }
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    catch_signals();
     one_record r = {NULL};
     rc = compute(s, &k, 1, sink_one, &r);
     if (rc == INTERRUPTED) {

@@ -8,13 +8,15 @@
  * an uninterrupted sweep's byte for byte), SIGINT, a tiny run-mode sweep,
  * and the batch path: --jobs, --only, --merge, scripts/sweep-parallel (GNU
  * parallel; skipped with a message if it is not installed) and
- * scripts/slurm-sweep's array tasks.
+ * scripts/slurm-sweep's array tasks; and that nothing a killed sweep or
+ * sweep-parallel started outlives it (found by a tag in the environment).
  *
  * Every child gets SOURCE_DATE_EPOCH, so that headers written at different
  * times carry the same date and whole files can be compared.  This runner
  * uses no OpenMP or BLAS: Check forks it freely. */
 #define _XOPEN_SOURCE 700
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -1057,6 +1059,349 @@ START_TEST(test_slurm_tasks)
 }
 END_TEST
 
+/* ---- no orphans: what a killed sweep started dies with it --------------- */
+
+/* A run-mode grid of two LSTM points whose `bptt run` takes about ITERS / 60
+ * seconds on an idle 2-core machine (longer under load): long enough to
+ * outlive the checks below by far when a child is left behind. */
+#define SLOW_RUN_GRID(iters)                                                \
+    "--mode", "run", "--cell", "lstm", "--length", "200", "--input", "32",  \
+        "--hidden", "128", "--batch", "16", "--threads", "1", "--seed",     \
+        "1:2", "--iters", iters
+
+/* How long the processes of a killed sweep may take to die (far less than
+ * the points above take: a child left behind is seen). */
+#define GONE_WITHIN_S 3.0
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void nap_ms(long ms)
+{
+    const struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* /proc/PID/NAME whole, NUL-terminated; NULL if unreadable (gone, another
+ * user's).  No assertions: processes come and go while it reads. */
+static char *proc_read(const char *pid, const char *name, size_t *len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%s/%s", pid, name);
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    for (;;) {
+        if (!b)
+            break;
+        const ssize_t r = read(fd, b + n, cap - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            free(b);
+            b = NULL;
+            break;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        if (n + 1 == cap) {
+            cap *= 2;
+            char *c = realloc(b, cap);
+            if (!c)
+                free(b);
+            b = c;
+        }
+    }
+    close(fd);
+    if (b) {
+        b[n] = '\0';
+        *len = n;
+    }
+    return b;
+}
+
+static const char *base_name(const char *s)
+{
+    const char *slash = strrchr(s, '/');
+    return slash ? slash + 1 : s;
+}
+
+/* The live processes (not zombies) whose environment holds tag
+ * ("NAME=VALUE"): children inherit it, so these are what a test's child
+ * started, however deep, but for a process that cleared its environment. */
+typedef struct {
+    int n;
+    pid_t pid[64];
+    int runs;        /* of them `bptt run` */
+    pid_t parallel;  /* GNU parallel among them (not a fork of it), or 0 */
+    char what[1024]; /* "PID ARGV0 ARGV1; ..." */
+} census;
+
+static void census_take(const char *tag, census *c)
+{
+    memset(c, 0, sizeof *c);
+    DIR *d = opendir("/proc");
+    ck_assert_ptr_nonnull(d);
+    const size_t tag_len = strlen(tag);
+    size_t w = 0;
+    pid_t par[64], par_parent[64]; /* parallel, and its forks for jobs */
+    int n_par = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        size_t n;
+        char *env = proc_read(e->d_name, "environ", &n);
+        int found = 0;
+        for (size_t i = 0; env && i < n; i += strlen(env + i) + 1)
+            found |= strlen(env + i) == tag_len &&
+                     memcmp(env + i, tag, tag_len) == 0;
+        free(env);
+        if (!found)
+            continue;
+        char *stat = proc_read(e->d_name, "stat", &n);
+        const char *paren = stat ? strrchr(stat, ')') : NULL;
+        const int live = paren && paren[1] == ' ' && paren[2] != 'Z' &&
+                         paren[2] != 'X';
+        const pid_t ppid = live ? (pid_t)atol(paren + 4) : 0;
+        free(stat);
+        if (!live)
+            continue;
+        char *cmd = proc_read(e->d_name, "cmdline", &n);
+        const char *a0 = cmd && n ? cmd : "?";
+        const char *a1 = cmd && strlen(a0) + 1 < n ? a0 + strlen(a0) + 1 : "";
+        const pid_t pid = (pid_t)atol(e->d_name);
+        c->runs += strcmp(base_name(a0), "bptt") == 0 && strcmp(a1, "run") == 0;
+        if ((strcmp(base_name(a0), "parallel") == 0 ||
+             strcmp(base_name(a1), "parallel") == 0) &&
+            n_par < 64) {
+            par[n_par] = pid;
+            par_parent[n_par++] = ppid;
+        }
+        if (c->n < 64)
+            c->pid[c->n] = pid;
+        c->n++;
+        if (w < sizeof c->what)
+            w += (size_t)snprintf(c->what + w, sizeof c->what - w,
+                                  "%s%ld %.40s %.40s", w ? "; " : "",
+                                  (long)pid, a0, a1);
+        free(cmd);
+    }
+    closedir(d);
+    for (int i = 0; i < n_par; i++) { /* the one not forked by another */
+        int forked = 0;
+        for (int j = 0; j < n_par; j++)
+            forked |= par_parent[i] == par[j];
+        if (!forked)
+            c->parallel = par[i];
+    }
+}
+
+/* Kills what census found (cleanup before an assertion can end the test). */
+static void census_kill(const census *c)
+{
+    for (int i = 0; i < c->n && i < 64; i++)
+        kill(c->pid[i], SIGKILL);
+}
+
+/* Waits until a `bptt run` tagged so runs; 0, or -1 if `pid` (the
+ * process started) ended first or none came within a minute. */
+static int await_run(const char *tag, pid_t pid, census *c)
+{
+    const double t0 = now_s();
+    for (;;) {
+        census_take(tag, c);
+        if (c->runs > 0)
+            return 0;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid || now_s() - t0 > 60)
+            return -1;
+        nap_ms(10);
+    }
+}
+
+/* Waits up to GONE_WITHIN_S for every process tagged so to end; returns
+ * how many were left then (and kills them, so that no test leaves any),
+ * with what they were in c. */
+static int await_gone(const char *tag, census *c, double *took)
+{
+    const double t0 = now_s();
+    for (;;) {
+        census_take(tag, c);
+        *took = now_s() - t0;
+        if (c->n == 0)
+            return 0;
+        if (*took > GONE_WITHIN_S) {
+            census_kill(c);
+            return c->n;
+        }
+        nap_ms(10);
+    }
+}
+
+/* A run-mode sweep killed with SIGKILL while a `bptt run` child works:
+ * the child dies with it (it would go on for many seconds otherwise).
+ * SIGTERM: the sweep stops its child and waits for it before it ends. */
+START_TEST(test_sweep_killed_children)
+{
+    enter();
+    static const int sigs[] = {SIGKILL, SIGTERM};
+    for (int k = 0; k < 2; k++) {
+        char tag[96];
+        snprintf(tag, sizeof tag, "BPTT_TEST_TAG=sweep-%ld-%d",
+                 (long)getpid(), k);
+        const char *argv[] = {bptt(), "sweep", SLOW_RUN_GRID("3000"),
+                              "--out", "o.jsonl", NULL};
+        int po, pe;
+        const pid_t pid = start(argv, tag, &po, &pe);
+        census c;
+        const int started = await_run(tag, pid, &c);
+        if (started != 0)
+            census_kill(&c);
+        ck_assert_msg(started == 0, "signal %d: no bptt run came", sigs[k]);
+        const double t0 = now_s();
+        kill(pid, sigs[k]);
+        const int status = wait_status(pid);
+        const double exited = now_s() - t0;
+        double took;
+        const int left = await_gone(tag, &c, &took);
+        result r;
+        drain(po, &r.out, NULL);
+        char *err;
+        drain(pe, &err, NULL);
+        snprintf(r.err, sizeof r.err, "%s", err);
+        free(err);
+        close(po);
+        close(pe);
+        r.status = status;
+        fprintf(stderr, "test_sweep_killed_children: signal %d: the sweep "
+                        "ended after %.3f s, its processes %.3f s later\n",
+                sigs[k], exited, took);
+        ck_assert_msg(left == 0, "signal %d: %d processes of the sweep "
+                      "still ran %.1f s later: %s", sigs[k], left,
+                      GONE_WITHIN_S, c.what);
+        if (sigs[k] == SIGKILL) {
+            ck_assert_int_eq(r.status, 128 + SIGKILL);
+        } else {
+            ck_assert_msg(r.status == 143, "exit %d: %s", r.status, r.err);
+            ck_assert_msg(took < 0.5, "the child outlived the sweep");
+            ck_assert_int_eq(own_lines(r.err), 1);
+            ck_assert_ptr_nonnull(strstr(r.err, "interrupted after 0 of 2 "
+                                                "points"));
+        }
+        result_free(&r);
+        ck_assert(!exists("o.jsonl"));
+    }
+    leave();
+}
+END_TEST
+
+/* scripts/sweep-parallel killed with SIGKILL, and then GNU parallel under
+ * it, while jobs run: no job (`bptt sweep --only K`, its `bptt run`, the
+ * shell around it) is left; run again, it completes the sweep. */
+START_TEST(test_sweep_parallel_killed)
+{
+    result r;
+    shell(&r, "command -v parallel");
+    const int have = r.status == 0;
+    result_free(&r);
+    if (!have) {
+        fprintf(stderr, "test_sweep_parallel_killed: SKIPPED: GNU parallel "
+                        "is not installed (Debian: apt-get install "
+                        "parallel)\n");
+        return;
+    }
+    enter();
+    char sp[1200];
+    script(sp, sizeof sp, "sweep-parallel");
+    SWEEP(&r, SLOW_RUN_GRID("600"), "--out", "p.jsonl", "--jobs",
+          "jobs.txt");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    result_free(&r);
+    for (int round = 0; round < 3; round++) {
+        static const char *const victim[] = {"the script", "parallel",
+                                             "nothing"};
+        char tag[96];
+        snprintf(tag, sizeof tag, "BPTT_TEST_TAG=parallel-%ld-%d",
+                 (long)getpid(), round);
+        const char *argv[] = {sp, "-j", "2", "jobs.txt", NULL};
+        int po, pe;
+        const double t0 = now_s();
+        const pid_t pid = start(argv, tag, &po, &pe);
+        census c;
+        if (round < 2) {
+            const int started = await_run(tag, pid, &c);
+            if (started != 0 || (round == 1 && !c.parallel))
+                census_kill(&c);
+            ck_assert_msg(started == 0, "round %d: no bptt run came", round);
+            ck_assert_msg(round == 0 || c.parallel,
+                          "GNU parallel not found among %s", c.what);
+            kill(round == 0 ? pid : c.parallel, SIGKILL);
+        }
+        /* not finish(): the pipes stay open while a job is left */
+        const int status = wait_status(pid);
+        const double ran = now_s() - t0;
+        double took;
+        const int left = await_gone(tag, &c, &took);
+        result out;
+        drain(po, &out.out, NULL);
+        char *err;
+        drain(pe, &err, NULL);
+        snprintf(out.err, sizeof out.err, "%s", err);
+        free(err);
+        close(po);
+        close(pe);
+        fprintf(stderr, "test_sweep_parallel_killed: %s killed: the script "
+                        "ran %.3f s, its processes ended %.3f s later\n",
+                victim[round], ran, took);
+        ck_assert_msg(left == 0, "%s killed: %d processes still ran %.1f s "
+                      "after the script ended: %s", victim[round], left,
+                      GONE_WITHIN_S, c.what);
+        if (round == 0) {
+            ck_assert_int_eq(status, 128 + SIGKILL);
+        } else if (round == 1) {
+            ck_assert_msg(status == 1, "exit %d: %s", status, out.err);
+            ck_assert_msg(strstr(out.err, "parallel stopped with status"),
+                          "%s", out.err);
+        } else {
+            ck_assert_msg(status == 0, "exit %d: %s", status, out.err);
+        }
+        result_free(&out);
+        if (round < 2)
+            ck_assert(!exists("p.jsonl"));
+    }
+    /* the records an uninterrupted sweep has: points 0 and 1, seeds 1, 2 */
+    size_t n;
+    char *text = slurp("p.jsonl", &n);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(count_lines(text), 3);
+    ck_assert_ptr_nonnull(
+        strstr(text, "\"sweep\":{\"mode\":\"run\",\"points\":2"));
+    const char *line = strchr(text, '\n') + 1;
+    for (int k = 0; k < 2; k++) {
+        char want[64], seed[32];
+        snprintf(want, sizeof want, "{\"point\":%d,\"memory_spec\":\"100%%\",",
+                 k);
+        snprintf(seed, sizeof seed, "\"seed\":%d,", k + 1);
+        const char *end = strchr(line, '\n');
+        ck_assert_msg(strncmp(line, want, strlen(want)) == 0, "%.100s", line);
+        const char *f = strstr(line, seed);
+        ck_assert_msg(f && f < end, "record %d: %.200s", k, line);
+        f = strstr(line, "\"iters\":600,");
+        ck_assert_msg(f && f < end, "record %d: %.200s", k, line);
+        line = end + 1;
+    }
+    free(text);
+    leave();
+}
+END_TEST
+
 static Suite *sweep_suite(void)
 {
     Suite *s = suite_create("sweep");
@@ -1085,6 +1430,11 @@ static Suite *sweep_suite(void)
     tcase_add_test(tc, test_only_merge);
     tcase_add_test(tc, test_sweep_parallel);
     tcase_add_test(tc, test_slurm_tasks);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("orphans");
+    tcase_add_test(tc, test_sweep_killed_children);
+    tcase_add_test(tc, test_sweep_parallel_killed);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     return s;

@@ -4,11 +4,21 @@
  *
  * Promises: every input is checked, and every byte the run will hold is
  * counted against this machine's physical memory, before anything is
- * allocated (one line and exit 2 or 3 otherwise); after each iteration the
- * loss, the gradients and the updated parameters are checked for NaN and
- * infinity (finite.h), and a run that meets one stops with the iteration
- * and the tensor named and exit 1; the result (stdout), --trace and
- * --dump-grads appear only when the whole run succeeded.
+ * allocated (one line and exit 2 or 3 otherwise; an existing --trace file
+ * is refused too); after each iteration the loss, the gradients and the
+ * updated parameters are checked for NaN and infinity (finite.h), and a
+ * run that meets one stops with the iteration and the tensor named and
+ * exit 1.  --trace is a log: created before the first iteration, one row
+ * per completed iteration written whole and flushed, kept when the run
+ * stops early (divergence, out of memory, a signal) with at least one row,
+ * and the one error line says so; the result (stdout) and --dump-grads
+ * appear only when the whole run succeeded.  On a terminal (stderr) one
+ * progress line is redrawn in place and cleared at the end; elsewhere
+ * nothing.  The first SIGINT or SIGTERM stops the run between iterations
+ * with one line saying what was kept and what was not, exit 130 or 143; a
+ * second of the same kind ends it at once.  Every iteration's wall, CPU
+ * and steal time is measured, and the result says how disturbed the timed
+ * iterations were (cpu_share_*, steal_seconds, disturbed_iters; doc/run.md).
  *
  * Test hook, deliberately left out of --help: --fail-alloc N makes the
  * N-th tracked allocation of the run (src/mem.c) fail, so that a test can
@@ -21,6 +31,8 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -32,6 +44,7 @@
 
 #include "bptt.h"
 #include "cli.h"
+#include "cli_live.h"
 #include "data.h"
 #include "exec.h"
 #include "finite.h"
@@ -50,12 +63,15 @@ static void run_usage(FILE *f)
         "                [--hidden H] [--batch B] [--strategy S] [--memory M]\n"
         "                [--iters N] [--seed S] [--threads K]\n"
         "                [--task copy|adding|text:FILE] [--optimizer sgd|adam]\n"
-        "                [--lr R] [--format text|json|csv] [--dump-grads DIR]\n"
+        "                [--lr R] [--format text|json|csv] [--trace FILE]\n"
+        "                [--dump-grads DIR]\n"
         "\n"
         "Trains a recurrent network for N iterations of T steps, each planned\n"
         "once under the memory budget and executed by the plan, and reports\n"
         "what happened: forward ops, checkpoint and total tracked bytes, RSS,\n"
-        "seconds per iteration (median after one warm-up), loss.\n"
+        "seconds per iteration (median after one warm-up), loss, and how\n"
+        "disturbed the timing was (CPU share, steal; doc/run.md).  On a\n"
+        "terminal one progress line shows iteration, loss, time left.\n"
         "\n"
         "  --cell C        rnn or lstm (default lstm)\n"
         "  --layers L      stacked recurrent layers, 1..16 (default 1)\n"
@@ -75,18 +91,23 @@ static void run_usage(FILE *f)
         "  --optimizer O   sgd (default) or adam\n"
         "  --lr R          learning rate (default 0.1 for sgd, 0.001 for adam)\n"
         "  --format F      text (default), json (one object) or csv\n"
-        "  --trace FILE    write iteration, loss, grad_norm, seconds of every\n"
-        "                  iteration to FILE (csv)\n"
+        "  --trace FILE    a new file (an existing one is refused): the csv\n"
+        "                  log of the run, one row per iteration as it ends:\n"
+        "                  iteration, loss, grad_norm, seconds, cpu_seconds,\n"
+        "                  steal_seconds; kept when the run stops early\n"
         "  --dump-grads D  write parameters, inputs, targets and gradients of\n"
         "                  the last iteration to directory D as .npy files\n"
         "\n"
         "Sizes that would not fit in this machine's memory are refused before\n"
         "anything is allocated.  A NaN or infinity in the loss, the gradients or\n"
-        "the parameters stops the run (no output is written).\n"
+        "the parameters stops the run (only the trace is kept).  SIGINT or\n"
+        "SIGTERM stops it after the current iteration (a second one at once),\n"
+        "with one line saying what was kept.\n"
         "\n"
         "exit status: 0 ok, 2 bad input, 3 budget below the smallest feasible\n"
         "one (the message names it), 1 failure while running (out of memory,\n"
-        "NaN or infinity)\n",
+        "NaN or infinity, an output not written), 130 stopped by SIGINT, 143\n"
+        "stopped by SIGTERM\n",
         f);
 }
 
@@ -261,6 +282,10 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
         return rc;
     if (a->trace && (rc = cli_check_output(CMD, "--trace", a->trace, 0)) != 0)
         return rc;
+    struct stat sb;
+    if (a->trace && lstat(a->trace, &sb) == 0) /* a log is never replaced */
+        return cli_error(EXIT_USAGE, CMD, "--trace: '%s' exists (remove it "
+                         "or name a new file)", a->trace);
     if (a->dump_dir && a->trace && strcmp(a->dump_dir, a->trace) == 0)
         return cli_error(EXIT_USAGE, CMD, "--trace and --dump-grads both name "
                          "'%s' (give them different names)", a->trace);
@@ -335,7 +360,8 @@ typedef struct {
     bptt_exec_stats ex;
     bptt_mem_stats mem;
     size_t classes, input;
-    double seconds_per_iter, seconds_first, loss_first, loss_last, grad_norm;
+    double seconds_first, loss_first, loss_last, grad_norm;
+    live_summary time; /* over the timed iterations */
     int64_t rss_peak_bytes;
     size_t wpack_bytes, wgrad_bytes; /* parts of the working memory */
     int threads;
@@ -382,8 +408,15 @@ static size_t collect(const run_args *a, const run_result *r, field *f)
     FI("data_bytes", r->mem.peak[BPTT_MEM_DATA]);
     FI("total_tracked_peak_bytes", r->mem.total_peak);
     FI("rss_peak_bytes", r->rss_peak_bytes);
-    FD("seconds_per_iter", r->seconds_per_iter);
+    FD("seconds_per_iter", r->time.seconds_median);
     FD("seconds_first_iter", r->seconds_first);
+    FD("seconds_min", r->time.seconds_min);
+    FD("seconds_max", r->time.seconds_max);
+    FD("seconds_trend", r->time.seconds_trend);
+    FD("cpu_share_median", r->time.cpu_share_median);
+    FD("cpu_share_min", r->time.cpu_share_min);
+    FD("steal_seconds", r->time.steal_seconds);
+    FI("disturbed_iters", r->time.disturbed_iters);
     FI("iters", a->iters);
     FD("loss_first", r->loss_first);
     FD("loss_last", r->loss_last);
@@ -536,38 +569,7 @@ static int dump_grads(const char *dir, const bptt_model *m,
     return err;
 }
 
-/* The per-iteration trace, written to a temporary file and renamed. */
-static int write_trace(const char *path, size_t n, const double *loss,
-                       const double *norm, const double *secs)
-{
-    char tmp[4096];
-    const int len = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path,
-                             (long)getpid());
-    if (len < 0 || (size_t)len >= sizeof tmp)
-        return ENAMETOOLONG;
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return errno;
-    fprintf(f, "iteration,loss,grad_norm,seconds\n");
-    for (size_t i = 0; i < n; i++)
-        fprintf(f, "%zu,%.9g,%.9g,%.6f\n", i + 1, loss[i], norm[i], secs[i]);
-    int err = ferror(f) ? EIO : 0;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    if (!err && rename(tmp, path) != 0)
-        err = errno;
-    if (err)
-        unlink(tmp);
-    return err;
-}
-
 /* ---- the run ------------------------------------------------------------ */
-
-static int cmp_double(const void *x, const void *y)
-{
-    const double p = *(const double *)x, q = *(const double *)y;
-    return (p > q) - (p < q);
-}
 
 /* The task's input width X and classes V before anything is allocated, and
  * the bytes of its text file; or the error.  A text file's vocabulary is
@@ -727,10 +729,57 @@ static int preflight(const run_args *a, size_t *X, size_t *V, run_sizes *z,
     return 0;
 }
 
+/* What a run holds while it iterates. */
+typedef struct {
+    const run_args *a;
+    run_result *r;
+    bptt_plan *plan;
+    bptt_mem *mem;
+    bptt_task *task;
+    bptt_model *model;
+    bptt_optimizer *optim;
+    real *params_before; /* --dump-grads: before the last update */
+    bptt_batch batch;
+    live_sample *samples; /* one per iteration */
+    live_trace trace;
+    live_progress progress;
+    int64_t done; /* iterations completed */
+} run_state;
+
+/* The end of the line of a run that stops early, into buf: what was kept
+ * (the trace, when it has a row; closed here) and what was not. */
+static const char *kept_text(run_state *s, char *buf, size_t cap)
+{
+    const run_args *a = s->a;
+    live_progress_clear(&s->progress);
+    live_signals_restore();
+    const int64_t rows = s->trace.rows;
+    if (!a->trace || !live_trace_close(&s->trace, a->trace, 1))
+        snprintf(buf, cap, "nothing was written");
+    else
+        snprintf(buf, cap, "kept: the trace of %" PRId64 " iteration%s in "
+                 "%s; not written: the result%s", rows, rows == 1 ? "" : "s",
+                 a->trace, a->dump_dir ? ", the gradient dump" : "");
+    return buf;
+}
+
+/* The one line of a run that stops early: "bptt run: WHAT; kept: ..." */
+__attribute__((format(printf, 3, 4))) static int
+stopped(run_state *s, int code, const char *fmt, ...)
+{
+    char what[512], kept[4400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return cli_error(code, CMD, "%s; %s", what,
+                     kept_text(s, kept, sizeof kept));
+}
+
 /* The error line of an iteration that made a NaN or an infinity: in the
  * loss (w NULL) or in an arena ("gradient", "parameter"). */
-static int diverged(const run_args *a, int64_t it, const char *arena,
-                    int status, const bptt_nonfinite *w)
+static int diverged(run_state *s, int64_t it, const char *arena, int status,
+                    const bptt_nonfinite *w)
 {
     char what[160], more[64] = "";
     if (w && w->count > 1)
@@ -742,9 +791,147 @@ static int diverged(const run_args *a, int64_t it, const char *arena,
         snprintf(what, sizeof what, "%s %s[%zu, %zu] is %s%s", arena,
                  *w->tensor ? w->tensor : "?", w->row, w->col,
                  bptt_finite_str(status), more);
-    return cli_error(1, CMD, "iteration %" PRId64 " of %" PRId64 ": %s; the "
-                     "training diverged (try a smaller --lr than %g); nothing "
-                     "was written", it + 1, a->iters, what, a->lr);
+    return stopped(s, 1, "iteration %" PRId64 " of %" PRId64 ": %s; the "
+                   "training diverged (try a smaller --lr than %g)", it + 1,
+                   s->a->iters, what, s->a->lr);
+}
+
+/* Iteration it (0-based): a batch, the plan executed and measured, the NaN
+ * and infinity scans, the update, the trace's row.  0, or the error line
+ * printed and the exit code. */
+static int iterate(run_state *s, int64_t it)
+{
+    const run_args *a = s->a;
+    run_result *r = s->r;
+    int rc = bptt_task_batch(s->task, (size_t)it, &s->batch);
+    if (rc == BPTT_OK) {
+        bptt_mem_reset_peaks(s->mem);
+        live_clock c0, c1;
+        live_clock_start(&c0);
+        rc = bptt_exec_run(s->plan, s->model, &s->batch, s->mem, &r->ex);
+        live_clock_stop(&c1);
+        live_sample_between(&c0, &c1, &s->samples[it]);
+    }
+    if (rc != BPTT_OK)
+        return stopped(s, 1, "training failed in iteration %" PRId64 " of "
+                       "%" PRId64 ": %s%s", it + 1, a->iters,
+                       bptt_strerror(rc),
+                       rc == BPTT_ENOMEM && a->fail_alloc ? " (--fail-alloc)"
+                                                          : "");
+    /* NaN or infinity: stop here, naming where */
+    bptt_nonfinite w;
+    int fs = bptt_finite_value(r->ex.loss);
+    if (fs != BPTT_FINITE_OK)
+        return diverged(s, it, "", fs, NULL);
+    if ((fs = bptt_finite_scan(s->model, s->model->grads, &w)) !=
+        BPTT_FINITE_OK)
+        return diverged(s, it, "gradient", fs, &w);
+    if (it == 0)
+        r->loss_first = r->ex.loss;
+    r->loss_last = r->ex.loss;
+    r->grad_norm = bptt_model_grad_norm(s->model);
+    r->mem = *bptt_mem_stats_get(s->mem);
+    r->wpack_bytes = s->model->wpack_bytes;
+    r->wgrad_bytes = s->model->wgrad_bytes;
+    if (it == a->iters - 1 && s->params_before)
+        memcpy(s->params_before, s->model->params,
+               s->model->n_params * sizeof(real));
+    bptt_optimizer_step(s->optim, s->model);
+    if ((fs = bptt_finite_scan(s->model, s->model->params, &w)) !=
+        BPTT_FINITE_OK)
+        return diverged(s, it, "after the update, parameter", fs, &w);
+    if (a->trace) {
+        const int err = live_trace_row(&s->trace, it + 1, r->ex.loss,
+                                       r->grad_norm, &s->samples[it]);
+        if (err)
+            return stopped(s, 1, "--trace %s: %s after iteration %" PRId64
+                           " of %" PRId64, a->trace, strerror(err), it + 1,
+                           a->iters);
+    }
+    s->done = it + 1;
+    live_progress_show(&s->progress, it + 1, a->iters, r->ex.loss,
+                       s->samples[it].wall);
+    return 0;
+}
+
+/* A caught SIGINT or SIGTERM: the line, and 128 + the signal. */
+static int interrupted(run_state *s)
+{
+    const int sig = live_signal_caught();
+    const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+    if (s->done == 0)
+        return stopped(s, 128 + sig, "interrupted (%s) before iteration 1 of "
+                       "%" PRId64, name, s->a->iters);
+    return stopped(s, 128 + sig, "interrupted (%s) after iteration %" PRId64
+                   " of %" PRId64, name, s->done, s->a->iters);
+}
+
+/* The iterations, with the trace, the progress line and the signals: 0, or
+ * the error line printed and the exit code. */
+static int iterate_all(run_state *s)
+{
+    const run_args *a = s->a;
+    live_progress_start(&s->progress);
+    s->trace.fd = -1;
+    s->trace.rows = 0;
+    live_signals_catch();
+    if (a->trace) {
+        const int err = live_trace_open(&s->trace, a->trace);
+        if (err) {
+            live_signals_restore();
+            return err == EEXIST
+                       ? cli_error(EXIT_USAGE, CMD, "--trace: '%s' exists "
+                                   "(remove it or name a new file)", a->trace)
+                       : cli_error(1, CMD, "--trace %s: %s; nothing was "
+                                   "written", a->trace, strerror(err));
+        }
+    }
+    for (int64_t it = 0; it < a->iters; it++) {
+        if (live_signal_caught())
+            return interrupted(s);
+        const int rc = iterate(s, it);
+        if (rc)
+            return rc;
+    }
+    if (live_signal_caught())
+        return interrupted(s);
+    live_progress_clear(&s->progress);
+    live_signals_restore();
+    if (a->trace)
+        live_trace_close(&s->trace, a->trace, 1);
+    return 0;
+}
+
+/* After a whole run: the gradient dump, then the result. */
+static int finish(run_state *s)
+{
+    const run_args *a = s->a;
+    run_result *r = s->r;
+    r->seconds_first = s->samples[0].wall;
+    if (live_summarize(s->samples, (size_t)a->iters, r->threads, &r->time))
+        return cli_error(1, CMD, "out of memory at the end of the run%s",
+                         a->trace ? "; the trace is whole, the result was "
+                                    "not written"
+                                  : "");
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    r->rss_peak_bytes = (int64_t)ru.ru_maxrss * 1024;
+    if (a->dump_dir) {
+        const int err = dump_grads(a->dump_dir, s->model, &s->batch,
+                                   s->params_before);
+        if (err) {
+            char kept[4200] = "";
+            if (a->trace)
+                snprintf(kept, sizeof kept, "; kept: the trace of %" PRId64
+                         " iteration%s in %s", a->iters,
+                         a->iters == 1 ? "" : "s", a->trace);
+            return cli_error(1, CMD, "--dump-grads %s: %s%s; not written: "
+                             "the result, the gradient dump", a->dump_dir,
+                             strerror(err), kept);
+        }
+    }
+    print_result(a, r);
+    return 0;
 }
 
 int cli_run(int argc, char **argv)
@@ -845,132 +1032,59 @@ int cli_run(int argc, char **argv)
     r.internal_bytes = (size_t)sb;
     r.threads = threads;
 
-    bptt_mem *mem = bptt_mem_alloc();
-    if (!mem) {
+    run_state s;
+    memset(&s, 0, sizeof s);
+    s.a = &a;
+    s.r = &r;
+    s.plan = plan;
+    s.trace.fd = -1;
+    s.mem = bptt_mem_alloc();
+    if (!s.mem) {
         bptt_plan_free(plan);
         return cli_error(1, CMD, "out of memory");
     }
     if (a.fail_alloc)
-        bptt_mem_fail_at(mem, (size_t)a.fail_alloc);
-
-    bptt_task *task = NULL;
-    bptt_model *model = NULL;
-    bptt_optimizer *optim = NULL;
-    real *params_before = NULL;
-    double *secs = calloc((size_t)a.iters, sizeof(double));
-    double *losses = calloc((size_t)a.iters, sizeof(double));
-    double *norms = calloc((size_t)a.iters, sizeof(double));
-    int terr = bptt_task_alloc(&task, a.task, T, B, (size_t)a.input,
-                               (unsigned long)a.seed, mem);
+        bptt_mem_fail_at(s.mem, (size_t)a.fail_alloc);
+    const char *hook = a.fail_alloc ? " (--fail-alloc)" : "";
+    s.samples = calloc((size_t)a.iters, sizeof *s.samples);
+    int terr = bptt_task_alloc(&s.task, a.task, T, B, (size_t)a.input,
+                               (unsigned long)a.seed, s.mem);
     if (terr != BPTT_TASK_OK) {
         rc = cli_error(terr == BPTT_TASK_NOMEM ? 1 : EXIT_USAGE, CMD,
                        "--task %s: %s%s", a.task, bptt_task_strerror(terr),
-                       terr == BPTT_TASK_NOMEM && a.fail_alloc
-                           ? " (--fail-alloc)"
-                           : "");
+                       terr == BPTT_TASK_NOMEM ? hook : "");
         goto out;
     }
-    r.input = bptt_task_input_width(task);
-    r.classes = bptt_task_classes(task);
+    r.input = bptt_task_input_width(s.task);
+    r.classes = bptt_task_classes(s.task);
 
-    rc = bptt_model_alloc(&model, a.cell, L, B, r.input, H, r.classes,
-                          (unsigned long)a.seed, mem);
+    rc = bptt_model_alloc(&s.model, a.cell, L, B, r.input, H, r.classes,
+                          (unsigned long)a.seed, s.mem);
     if (rc == BPTT_OK)
-        rc = bptt_optimizer_alloc(&optim, a.optimizer, a.lr, model, mem);
+        rc = bptt_optimizer_alloc(&s.optim, a.optimizer, a.lr, s.model,
+                                  s.mem);
     if (rc == BPTT_OK && a.dump_dir) {
-        params_before = malloc(model->n_params * sizeof(real));
-        if (!params_before)
+        s.params_before = malloc(s.model->n_params * sizeof(real));
+        if (!s.params_before)
             rc = BPTT_ENOMEM;
     }
-    if (!secs || !losses || !norms)
+    if (!s.samples)
         rc = BPTT_ENOMEM;
-    bptt_batch batch;
-    for (int64_t it = 0; it < a.iters && rc == BPTT_OK; it++) {
-        rc = bptt_task_batch(task, (size_t)it, &batch);
-        if (rc != BPTT_OK)
-            break;
-        bptt_mem_reset_peaks(mem);
-        const double t0 = cli_seconds();
-        rc = bptt_exec_run(plan, model, &batch, mem, &r.ex);
-        secs[it] = cli_seconds() - t0;
-        if (rc != BPTT_OK)
-            break;
-        /* NaN or infinity: stop here, naming where */
-        bptt_nonfinite w;
-        int fs = bptt_finite_value(r.ex.loss);
-        if (fs != BPTT_FINITE_OK) {
-            rc = diverged(&a, it, "", fs, NULL);
-            goto out;
-        }
-        if ((fs = bptt_finite_scan(model, model->grads, &w)) !=
-            BPTT_FINITE_OK) {
-            rc = diverged(&a, it, "gradient", fs, &w);
-            goto out;
-        }
-        if (it == 0)
-            r.loss_first = r.ex.loss;
-        r.loss_last = r.ex.loss;
-        r.grad_norm = bptt_model_grad_norm(model);
-        losses[it] = r.ex.loss;
-        norms[it] = r.grad_norm;
-        r.mem = *bptt_mem_stats_get(mem);
-        r.wpack_bytes = model->wpack_bytes;
-        r.wgrad_bytes = model->wgrad_bytes;
-        if (it == a.iters - 1 && params_before)
-            memcpy(params_before, model->params,
-                   model->n_params * sizeof(real));
-        bptt_optimizer_step(optim, model);
-        if ((fs = bptt_finite_scan(model, model->params, &w)) !=
-            BPTT_FINITE_OK) {
-            rc = diverged(&a, it, "after the update, parameter", fs, &w);
-            goto out;
-        }
-    }
     if (rc != BPTT_OK) {
         rc = cli_error(1, CMD, "training failed: %s%s", bptt_strerror(rc),
-                       rc == BPTT_ENOMEM && a.fail_alloc ? " (--fail-alloc)"
-                                                         : "");
+                       rc == BPTT_ENOMEM ? hook : "");
         goto out;
     }
-
-    r.seconds_first = secs[0];
-    if (a.iters > 1) {
-        qsort(secs + 1, (size_t)a.iters - 1, sizeof(double), cmp_double);
-        r.seconds_per_iter = secs[1 + (a.iters - 1) / 2];
-    } else {
-        r.seconds_per_iter = secs[0];
-    }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    r.rss_peak_bytes = (int64_t)ru.ru_maxrss * 1024;
-    /* the outputs: all of them, or none */
-    if (a.trace) {
-        int err = write_trace(a.trace, (size_t)a.iters, losses, norms, secs);
-        if (err) {
-            rc = cli_error(1, CMD, "--trace %s: %s", a.trace, strerror(err));
-            goto out;
-        }
-    }
-    if (a.dump_dir) {
-        int err = dump_grads(a.dump_dir, model, &batch, params_before);
-        if (err) {
-            if (a.trace)
-                unlink(a.trace);
-            rc = cli_error(1, CMD, "--dump-grads %s: %s", a.dump_dir,
-                           strerror(err));
-            goto out;
-        }
-    }
-    print_result(&a, &r);
+    rc = iterate_all(&s);
+    if (rc == 0)
+        rc = finish(&s);
 out:
-    free(params_before);
-    free(secs);
-    free(losses);
-    free(norms);
-    bptt_optimizer_free(optim, mem);
-    bptt_model_free(model);
-    bptt_task_free(task);
+    free(s.params_before);
+    free(s.samples);
+    bptt_optimizer_free(s.optim, s.mem);
+    bptt_model_free(s.model);
+    bptt_task_free(s.task);
     bptt_plan_free(plan);
-    bptt_mem_free(mem);
+    bptt_mem_free(s.mem);
     return rc;
 }

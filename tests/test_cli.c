@@ -15,10 +15,13 @@
  * BPTT_TEST_TIME_SCALE multiplies the time a bad input may take (1 s), for
  * slow builds (sanitizers, valgrind).  The runner itself uses no OpenMP or
  * BLAS, so Check forks it freely. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* POSIX 2008 and the pseudo-terminals */
 #include <check.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -564,6 +567,7 @@ static const bad_case bad_cases[] = {
     RUN(2, "does not exist", R("--trace", "/nonexistent/dir/t.csv")),
     RUN(2, "both name 't.csv'", R("--trace", "t.csv", "--dump-grads",
                                   "t.csv")),
+    RUN(2, "'text.txt' exists (remove it", R("--trace", "text.txt")),
     /* --fail-alloc (a hidden test hook) */
     RUN(2, "needs a value", R("--fail-alloc")),
     RUN(2, "not an integer", R("--fail-alloc", "")),
@@ -863,10 +867,104 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* ---- the trace ---------------------------------------------------------- */
+
+#define TRACE_HEADER \
+    "iteration,loss,grad_norm,seconds,cpu_seconds,steal_seconds\n"
+
+/* A whole file, NUL-terminated, in memory the caller frees. */
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    size_t cap = 1 << 16, n = 0, got;
+    char *buf = malloc(cap);
+    ck_assert_ptr_nonnull(buf);
+    while ((got = fread(buf + n, 1, cap - 1 - n, f)) > 0) {
+        n += got;
+        if (n == cap - 1) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            ck_assert_ptr_nonnull(buf);
+        }
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+/* One row of a trace. */
+typedef struct {
+    long iteration;
+    double loss, grad_norm, seconds, cpu_seconds, steal_seconds;
+} trace_row;
+
+/* Checks the trace at path: the header, then complete rows of six fields
+ * for iterations 1..k in order, and nothing after the last newline (no
+ * partial row).  Returns k; the rows go to rows[0..max) when given. */
+static int check_trace(const char *path, trace_row *rows, int max)
+{
+    size_t n;
+    char *buf = read_all(path, &n);
+    const size_t h = strlen(TRACE_HEADER);
+    ck_assert_msg(strncmp(buf, TRACE_HEADER, h) == 0, "%s: header: %.200s",
+                  path, buf);
+    ck_assert_msg(buf[n - 1] == '\n', "%s: a partial last row", path);
+    int k = 0;
+    for (const char *line = buf + h; *line; k++) {
+        trace_row t;
+        int used = 0;
+        ck_assert_msg(sscanf(line, "%ld,%lf,%lf,%lf,%lf,%lf%n", &t.iteration,
+                             &t.loss, &t.grad_norm, &t.seconds,
+                             &t.cpu_seconds, &t.steal_seconds, &used) == 6 &&
+                          line[used] == '\n',
+                      "%s: row %d: %.100s", path, k + 1, line);
+        ck_assert_msg(t.iteration == k + 1, "%s: row %d is iteration %ld",
+                      path, k + 1, t.iteration);
+        ck_assert_msg(isfinite(t.loss) && t.grad_norm >= 0 && t.seconds >= 0 &&
+                          t.cpu_seconds >= 0 && t.steal_seconds >= 0,
+                      "%s: row %d: %.100s", path, k + 1, line);
+        if (rows && k < max)
+            rows[k] = t;
+        line += used + 1;
+    }
+    free(buf);
+    return k;
+}
+
+/* After a run that stopped early with --trace t.csv (in dir) and
+ * --dump-grads: the trace, when the line says it was kept, is whole with
+ * as many rows as the line says, and it is removed here (so that the
+ * directory can be compared with what it held before); otherwise there is
+ * none.  Returns the rows kept. */
+static int kept_trace(const char *dir, const char *err)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    const char *kept = strstr(err, "kept: the trace of ");
+    if (!kept) {
+        ck_assert_msg(access(path, F_OK) != 0, "a trace is left: %s", err);
+        return 0;
+    }
+    int said = -1;
+    ck_assert_msg(sscanf(kept, "kept: the trace of %d iteration", &said) == 1,
+                  "%s", err);
+    ck_assert_msg(strstr(kept, " in t.csv; not written: the result, the "
+                               "gradient dump\n"),
+                  "%s", err);
+    const int k = check_trace(path, NULL, 0);
+    ck_assert_msg(k == said && k >= 1, "%d rows in the trace: %s", k, err);
+    ck_assert_int_eq(unlink(path), 0);
+    return k;
+}
+
 /* ---- NaN and infinity, failing allocations, unwritable output ----------- */
 
 /* A run whose learning rate makes the weights overflow stops at the first
- * iteration with a NaN or an infinity, names it, and writes nothing. */
+ * iteration with a NaN or an infinity and names it; the trace of the
+ * iterations before it is kept (and the line says so), the result and the
+ * gradient dump are not written. */
 START_TEST(test_run_diverges)
 {
     /* sgd: the loss overflows at iteration 3, adam: it is NaN at 2 (here,
@@ -885,6 +983,7 @@ START_TEST(test_run_diverges)
                                 opt[k], "--lr", lr[k], "--trace", "t.csv",
                                 "--dump-grads", "d", "--format", "json",
                                 NULL});
+        const int kept = kept_trace(dir, r.err);
         list_tree(dir, "", after, sizeof after);
         remove_scratch(dir);
         ck_assert_msg(r.status == 1, "%s: exit %d (%s)", opt[k], r.status,
@@ -898,8 +997,11 @@ START_TEST(test_run_diverges)
                              &of) == 2 &&
                           it >= 1 && it <= 10 && of == 10,
                       "%s: %s", opt[k], r.err);
-        ck_assert_msg(strstr(r.err, "the training diverged") &&
-                          strstr(r.err, "nothing was written"),
+        ck_assert_msg(strstr(r.err, "the training diverged"), "%s: %s",
+                      opt[k], r.err);
+        ck_assert_msg(kept == it - 1, "%s: %d rows kept: %s", opt[k], kept,
+                      r.err);
+        ck_assert_msg(kept > 0 || strstr(r.err, "; nothing was written\n"),
                       "%s: %s", opt[k], r.err);
         const char *what = strstr(r.err, ": ") + 2;
         what = strstr(what, ": ") + 2; /* after "iteration K of N: " */
@@ -980,14 +1082,18 @@ START_TEST(test_finite_scan)
 END_TEST
 
 /* Every tracked allocation of a small run, made to fail in turn: each ends
- * in one line, exit 1 and no output; one past the last, the run succeeds. */
+ * in one line, exit 1 and no result or dump (a trace only of the
+ * iterations before, as the line says); one past the last, the run
+ * succeeds. */
 static void walk_allocations(const char *const *base, int min_allocs)
 {
     char dir[64], before[8192] = "", after[8192] = "";
     make_scratch(dir, sizeof dir);
     list_tree(dir, "", before, sizeof before);
     static result r;
-    int n;
+    int n, traced = 0, kept = 0;
+    for (int k = 0; base[k]; k++)
+        traced |= strcmp(base[k], "--trace") == 0;
     for (n = 1; n < 5000; n++) {
         const char *args[48];
         int k = 0;
@@ -1001,6 +1107,8 @@ static void walk_allocations(const char *const *base, int min_allocs)
         run_in(&r, dir, NULL, args);
         if (r.status == 0)
             break;
+        if (traced)
+            kept += kept_trace(dir, r.err) > 0;
         after[0] = '\0';
         list_tree(dir, "", after, sizeof after);
         ck_assert_msg(r.status == 1, "allocation %d: exit %d: %s", n,
@@ -1017,6 +1125,9 @@ static void walk_allocations(const char *const *base, int min_allocs)
     ck_assert_msg(r.status == 0, "the run never succeeded: %s", r.err);
     ck_assert_msg(n > min_allocs, "only %d tracked allocations", n - 1);
     ck_assert_int_eq(count_lines(r.out), 1); /* json */
+    /* the executor allocates in every iteration: the second one's failures
+     * keep the first one's row */
+    ck_assert_msg(!traced || kept > 0, "no failure kept a trace");
 }
 
 START_TEST(test_run_fail_alloc)
@@ -1384,6 +1495,293 @@ START_TEST(test_run_deterministic_dump)
 }
 END_TEST
 
+/* ---- a run as it goes: trace, signals, progress, measurements ----------- */
+
+/* Starts $BPTT with args in dir, stdout and stderr into the files out and
+ * err there, SIGINT and SIGTERM at their default actions (a shell may have
+ * started this test ignoring them); stderr on the descriptor tty instead
+ * when tty >= 0.  Returns the child's pid. */
+static pid_t start_in(const char *dir, const char *const *args, int tty)
+{
+    const char *bptt = getenv("BPTT");
+    ck_assert_msg(bptt != NULL, "BPTT is not set (run through make check)");
+    const pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        const char *argv[64];
+        int n = 0;
+        argv[n++] = bptt;
+        for (; args[n - 1] && n < 63; n++)
+            argv[n] = args[n - 1];
+        argv[n] = NULL;
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        if (chdir(dir) != 0)
+            _exit(126);
+        const int out = open("out", O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        const int err = tty >= 0 ? tty
+                                 : open("err", O_WRONLY | O_CREAT | O_TRUNC,
+                                        0666);
+        if (out < 0 || err < 0)
+            _exit(126);
+        dup2(out, 1);
+        dup2(err, 2);
+        execv(bptt, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* The exit code of pid as a shell reports it (128 + a signal). */
+static int wait_status(pid_t pid)
+{
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Complete rows in the trace at path so far (0 if it does not exist). */
+static int rows_so_far(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    int c, lines = 0;
+    while ((c = fgetc(f)) != EOF)
+        lines += c == '\n';
+    fclose(f);
+    return lines > 0 ? lines - 1 : 0;
+}
+
+/* A long run stopped by SIGINT (loop 0) or SIGTERM (loop 1) once its trace
+ * has a row: exit 130 or 143, one line naming the iteration and what was
+ * kept, nothing on stdout, the trace whole (rows 1..k, no partial row), no
+ * gradient dump. */
+START_TEST(test_run_signal)
+{
+    const int sig = _i == 0 ? SIGINT : SIGTERM;
+    const char *name = _i == 0 ? "SIGINT" : "SIGTERM";
+    char dir[64], path[512];
+    make_scratch(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    const pid_t pid = start_in(
+        dir,
+        (const char *[]){"run", "--cell", "rnn", "--length", "20", "--hidden",
+                         "8", "--batch", "2", "--iters", "1000000",
+                         "--threads", "1", "--trace", "t.csv", "--dump-grads",
+                         "d", NULL},
+        -1);
+    /* wait for the first row: no time limit but the test's own */
+    while (rows_so_far(path) < 1) {
+        int st = 0;
+        const pid_t w = waitpid(pid, &st, WNOHANG);
+        ck_assert_msg(w == 0, "bptt ended before its first row (status %d)",
+                      st);
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    ck_assert_int_eq(kill(pid, sig), 0);
+    const int status = wait_status(pid);
+    static result r;
+    char file[512];
+    snprintf(file, sizeof file, "%s/err", dir);
+    ck_assert_int_ge(slurp(file, r.err, sizeof r.err - 1), 0);
+    snprintf(file, sizeof file, "%s/out", dir);
+    const long out = slurp(file, r.out, sizeof r.out - 1);
+    ck_assert_msg(status == 128 + sig, "%s: exit %d: %s", name, status,
+                  r.err);
+    ck_assert_msg(out == 0, "%s: stdout: %.200s", name, r.out);
+    ck_assert_msg(own_lines(r.err) == 1, "%s: %s", name, r.err);
+    char want[64];
+    snprintf(want, sizeof want, "bptt run: interrupted (%s) after iteration ",
+             name);
+    const char *line = strstr(r.err, want);
+    ck_assert_msg(line != NULL, "%s: %s", name, r.err);
+    int it = 0, of = 0;
+    ck_assert_msg(sscanf(line + strlen(want), "%d of %d;", &it, &of) == 2 &&
+                      it >= 1 && of == 1000000,
+                  "%s: %s", name, r.err);
+    const int k = kept_trace(dir, r.err); /* whole, k rows, as the line says */
+    ck_assert_msg(k == it, "%s: %d rows after iteration %d", name, k, it);
+    snprintf(file, sizeof file, "%s/d", dir);
+    ck_assert_msg(access(file, F_OK) != 0, "%s: a gradient dump", name);
+    remove_scratch(dir);
+}
+END_TEST
+
+/* With stderr on a terminal (a pseudo-terminal here) the run shows one
+ * progress line, redrawn with carriage returns and never a newline, and
+ * clears it at the end; the result goes to stdout as always.  (That nothing
+ * shows when stderr is not a terminal, every other test checks.) */
+START_TEST(test_run_progress_tty)
+{
+    const int master = posix_openpt(O_RDWR | O_NOCTTY);
+    ck_assert_int_ge(master, 0);
+    ck_assert_int_eq(grantpt(master), 0);
+    ck_assert_int_eq(unlockpt(master), 0);
+    const char *name = ptsname(master);
+    ck_assert_ptr_nonnull(name);
+    /* held open here too, so that the terminal outlives the child */
+    const int slave = open(name, O_RDWR | O_NOCTTY);
+    ck_assert_int_ge(slave, 0);
+    char dir[64];
+    make_scratch(dir, sizeof dir);
+    const pid_t pid = start_in(
+        dir,
+        (const char *[]){"run", "--cell", "rnn", "--length", "20", "--hidden",
+                         "8", "--batch", "2", "--iters", "3", "--threads",
+                         "1", "--format", "json", NULL},
+        slave);
+    static char tty[1 << 14];
+    size_t n = 0;
+    int done = 0, st = 0;
+    while (!done || n < sizeof tty - 1) {
+        struct pollfd p = {.fd = master, .events = POLLIN};
+        const int ready = poll(&p, 1, done ? 0 : 100);
+        if (ready > 0) {
+            const ssize_t got = read(master, tty + n, sizeof tty - 1 - n);
+            if (got <= 0)
+                break;
+            n += (size_t)got;
+        } else if (done) {
+            break; /* ended, and everything read */
+        }
+        if (!done && waitpid(pid, &st, WNOHANG) == pid)
+            done = 1;
+    }
+    tty[n] = '\0';
+    if (!done)
+        ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    close(slave);
+    close(master);
+    static char out[1 << 16];
+    char file[512];
+    snprintf(file, sizeof file, "%s/out", dir);
+    const long olen = slurp(file, out, sizeof out - 1);
+    remove_scratch(dir);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st,
+                  tty);
+    ck_assert_msg(olen > 0 && strstr(out, "\"seconds_per_iter\":"),
+                  "stdout: %s", out);
+    const char *want[] = {"\rbptt run: iteration 1 of 3, loss ",
+                          "\rbptt run: iteration 3 of 3, loss ", " s/iter, ",
+                          " left"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(tty, want[i]), "no '%s' in the terminal's '%s'",
+                      want[i] + (want[i][0] == '\r'), tty);
+    ck_assert_msg(strchr(tty, '\n') == NULL, "a newline on the terminal: %s",
+                  tty);
+    /* cleared at the end: after the last line, only blanks over it */
+    const char *last = strstr(tty, " left");
+    for (const char *p; (p = strstr(last + 1, " left")) != NULL;)
+        last = p;
+    const char *rest = last + 5;
+    rest += strspn(rest, " "); /* blanks over a longer line before */
+    const size_t blanks = rest[0] == '\r' ? strspn(rest + 1, " ") : 0;
+    ck_assert_msg(blanks > 0 && strcmp(rest + 1 + blanks, "\r") == 0,
+                  "not cleared: '%s'", tty);
+}
+END_TEST
+
+/* The value of a number field of a one-line JSON object; fails if absent. */
+static double json_num(const char *json, const char *key)
+{
+    char buf[64];
+    json_str(json, key, buf, sizeof buf);
+    char *end;
+    const double v = strtod(buf, &end);
+    ck_assert_msg(buf[0] && *end == '\0', "no number %s in %s", key, json);
+    return v;
+}
+
+static const char *const timing_fields[] = {
+    "seconds_per_iter", "seconds_first_iter", "seconds_min", "seconds_max",
+    "seconds_trend", "cpu_share_median", "cpu_share_min", "steal_seconds",
+    "disturbed_iters"};
+
+/* The measurement fields of a run: there in every format and consistent
+ * with each other and with the trace (no timing thresholds: a loaded
+ * machine changes the values, not their relations). */
+START_TEST(test_run_measurements)
+{
+    const char *iters[] = {"1", "3", "9"};
+    const char *threads[] = {"1", "2", "2"};
+    for (int c = 0; c < 3; c++) {
+        char dir[64], path[512];
+        make_scratch(dir, sizeof dir);
+        snprintf(path, sizeof path, "%s/t.csv", dir);
+        static result r;
+        run_in(&r, dir, NULL,
+               (const char *[]){"run", "--cell", "lstm", "--length", "30",
+                                "--hidden", "16", "--batch", "4", "--iters",
+                                iters[c], "--threads", threads[c], "--trace",
+                                "t.csv", "--format", "json", NULL});
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        const int n = atoi(iters[c]), th = atoi(threads[c]);
+        trace_row rows[16];
+        ck_assert_int_eq(check_trace(path, rows, 16), n);
+        remove_scratch(dir);
+        const double med = json_num(r.out, "seconds_per_iter");
+        const double lo = json_num(r.out, "seconds_min");
+        const double hi = json_num(r.out, "seconds_max");
+        const double trend = json_num(r.out, "seconds_trend");
+        const double sh_med = json_num(r.out, "cpu_share_median");
+        const double sh_min = json_num(r.out, "cpu_share_min");
+        const double steal = json_num(r.out, "steal_seconds");
+        const double dist = json_num(r.out, "disturbed_iters");
+        ck_assert_msg(0 < lo && lo <= med && med <= hi, "%s", r.out);
+        ck_assert_msg(0 < sh_min && sh_min <= sh_med && sh_med <= 1.05,
+                      "%s", r.out);
+        ck_assert_msg(steal >= 0 && trend > 0, "%s", r.out);
+        const int timed = n > 1 ? n - 1 : 1;
+        ck_assert_msg(dist == floor(dist) && dist >= 0 && dist <= timed,
+                      "%s", r.out);
+        if (timed < 4)
+            ck_assert_msg(trend == 1, "%s", r.out);
+        if (n == 1)
+            ck_assert_msg(lo == med && med == hi, "%s", r.out);
+        /* the trace's rows (6 decimals) agree with the summary */
+        double tlo = 1e300, thi = 0, tsteal = 0;
+        for (int i = n > 1 ? 1 : 0; i < n; i++) {
+            tlo = fmin(tlo, rows[i].seconds);
+            thi = fmax(thi, rows[i].seconds);
+            tsteal += rows[i].steal_seconds;
+            ck_assert_msg(rows[i].cpu_seconds <=
+                              rows[i].seconds * th * 1.05 + 2e-6,
+                          "row %d: cpu %g s in %g s", i + 1,
+                          rows[i].cpu_seconds, rows[i].seconds);
+        }
+        ck_assert_msg(fabs(tlo - lo) < 2e-6 && fabs(thi - hi) < 2e-6 &&
+                          fabs(tsteal - steal) < 1e-5 * n,
+                      "trace %g..%g steal %g, result %s", tlo, thi, tsteal,
+                      r.out);
+        ck_assert_msg(fabs(rows[0].seconds -
+                           json_num(r.out, "seconds_first_iter")) < 2e-6,
+                      "%s", r.out);
+    }
+    /* csv and text carry the same fields */
+    static result r;
+    const char *fmt[] = {"csv", "text"};
+    for (int f = 0; f < 2; f++) {
+        run(&r, (const char *[]){"run", "--cell", "rnn", "--length", "10",
+                                 "--hidden", "4", "--batch", "2", "--iters",
+                                 "2", "--threads", "1", "--format", fmt[f],
+                                 NULL});
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        for (size_t i = 0; i < sizeof timing_fields / sizeof *timing_fields;
+             i++) {
+            char pat[64];
+            snprintf(pat, sizeof pat, f == 0 ? ",%s," : "\n%s ",
+                     timing_fields[i]);
+            ck_assert_msg(strstr(r.out, pat), "%s: no %s in %s", fmt[f],
+                          timing_fields[i], r.out);
+        }
+    }
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -1411,6 +1809,12 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_blas_core_choice);
     tcase_add_test(tc, test_run_deterministic_dump);
     tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("a run as it goes");
+    tcase_add_loop_test(tc, test_run_signal, 0, 2);
+    tcase_add_test(tc, test_run_progress_tty);
+    tcase_add_test(tc, test_run_measurements);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
 }

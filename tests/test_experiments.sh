@@ -2,14 +2,37 @@
 # tests/test_experiments.sh: the drivers that measure and plan the headline,
 # at sizes that take seconds, checked for what their output promises.
 #
-# 1. experiments/fig3-headline (two rounds, t = 50): the CSV is whole (its
-#    two comment lines, the header, one row per point in sweep order, no
-#    temporary file left), full BPTT is the reference (ratio 1), every MSM
-#    point's measured checkpoint peak lies within its budget, forward ops
-#    per step never rise as the budget grows (optimal plans) and reach 1 at
-#    100%, times and ratios are positive; the figure exists.
-# 1b. fig3-headline -s -1 (rerun every run, as if the hypervisor had taken
-#    CPU from each): three tries of every run, and the CSV says so.
+# bptt run is reached through tests' stand-in (fake, written below): it runs
+# the real bptt and sets the disturbance fields (seconds_min/max,
+# cpu_share_median/min, steal_seconds, disturbed_iters, seconds_trend) to an
+# undisturbed run's (CPU share 0.97), or to a disturbed one's for the calls
+# its rules name (disturbed_iters 1, CPU share 0.41, 0.62, 0.35 for calls
+# 1, 2, 3 of a point, and so on), so the drivers' decisions are tested on any
+# machine.  Every run passes -s 1000 (no rerun for the hypervisor's steal)
+# unless it tests that.
+# 1. experiments/fig3-headline (two rounds, t = 50, H = 32): the CSV is
+#    whole (its three comment lines, the third recording the threads and
+#    bptt's OpenBLAS kernels, the header, one row per point in sweep order,
+#    no temporary file left), full BPTT is the reference (ratio 1), every
+#    MSM point's measured checkpoint peak lies within its budget, forward
+#    ops per step never rise as the budget grows (optimal plans) and reach 1
+#    at 100%, times and ratios are positive, min <= median <= max over the
+#    rounds for both; nothing disturbed, nothing rerun; the figure exists;
+#    stderr holds only the one summary line.
+# 1b. fig3-headline -s -1 (every run taken as disturbed by the hypervisor):
+#    three tries of every run, the CSV counts 30 reruns, and every kept run
+#    is still disturbed; bad -s values are refused; a bptt that does not
+#    report disturbed_iters is refused (exit 2, no CSV).
+# 1c. experiments/headline, msm 5%'s first try disturbed, every try of
+#    msm 10% disturbed: msm 5% is run again once and kept clean, msm 10%
+#    three times and kept flagged, with the least disturbed try (CPU share
+#    0.62); the table shows median [min-max] per row, flags msm 10% (only)
+#    with *, and its footer counts the rounds, runs, disturbed and reruns,
+#    names msm 10% as not to be trusted and names bptt's OpenBLAS kernels.
+# 1d. headline, every try of the closing full BPTT run disturbed and
+#    OpenBLAS's kernels recorded as older than the CPU's: every row is
+#    flagged (its reference was disturbed), the footer says so and that the
+#    kernels are older than the CPU's and GEMMs slower.
 # 2. experiments/headline -p (t = 100): one row per strategy; every plan's
 #    peak lies within its column's budget; MSM costs no more than ISM, HSM
 #    or the paper's MSM recursion, ISM no more than the paper's ISM; a
@@ -29,28 +52,106 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# ---- the stand-in for bptt -------------------------------------------
+# rules (one a line, in $tmp/state/rules): "STRATEGY BUDGET CALLS" marks
+# those calls of that point disturbed (CALLS: 1,3 or *); "meta CORE SOURCE"
+# records OpenBLAS's kernels as CORE from SOURCE, older than the CPU's;
+# "drop FIELD" leaves that field out.
+mkdir "$tmp/state"
+cat > "$tmp/fake" <<EOF
+#!/bin/sh
+real='$BPTT' state='$tmp/state'
+EOF
+cat >> "$tmp/fake" <<'EOF'
+[ "$1" = run ] || exec "$real" "$@"
+s="" m="" p=""
+for a; do
+    case $p in --strategy) s=$a ;; --memory) m=$a ;; esac
+    p=$a
+done
+echo "$s $m" >> "$state/calls"
+n=$(grep -c -x -F "$s $m" "$state/calls")
+d=0 core="" drop=""
+if [ -f "$state/rules" ]; then
+    while read -r rs rm rn; do
+        case $rs in
+        meta) core="$rm $rn" ;;
+        drop) drop=$rm ;;
+        "$s") if [ "$rm" = "$m" ]; then case ",$rn," in *",$n,"* | ,\*,) d=1 ;; esac; fi ;;
+        esac
+    done < "$state/rules"
+fi
+out=$("$real" "$@") || exit
+printf '%s\n' "$out" | awk -F, -v OFS=, -v d="$d" -v n="$n" -v core="$core" -v drop="$drop" '
+    /^#/ { if (core != "") { split(core, c, " ")
+               sub(/"blas_core":"[^"]*"/, "\"blas_core\":\"" c[1] "\"")
+               sub(/"blas_core_source":"[^"]*"/, "\"blas_core_source\":\"" c[2] "\"")
+               sub(/"blas_core_slow":[0-9]+/, "\"blas_core_slow\":1") }
+           print; next }
+    !h { nf = split("seconds_min seconds_max cpu_share_median cpu_share_min steal_seconds disturbed_iters seconds_trend", f, " ")
+         for (i = 1; i <= NF; i++) col[$i] = i
+         for (k = 1; k <= nf; k++) if (!(f[k] in col)) { $(NF + 1) = f[k]; col[f[k]] = NF }
+         h = 1 }
+    h++ > 1 { s = $col["seconds_per_iter"]; cs = d ? (n % 3 == 1 ? 0.41 : n % 3 == 2 ? 0.62 : 0.35) : 0.97
+         $col["seconds_min"] = s; $col["seconds_max"] = s; $col["seconds_trend"] = 0
+         $col["cpu_share_median"] = cs + 0.01; $col["cpu_share_min"] = cs
+         $col["steal_seconds"] = 0; $col["disturbed_iters"] = d }
+    { if (drop in col) { line = ""
+          for (i = 1; i <= NF; i++) if (i != col[drop]) line = line (line == "" ? "" : ",") $i
+          $0 = line }
+      print }'
+EOF
+chmod +x "$tmp/fake"
+# a fresh count of calls, and these rules
+rules() { : > "$tmp/state/calls"; printf '%s\n' "$@" > "$tmp/state/rules"; }
+# bptt's own record of its OpenBLAS kernels
+core=$("$BPTT" run --cell lstm --length 4 --batch 1 --input 4 --hidden 4 --iters 1 --format csv |
+       sed -n '1s/.*"blas_core":"\([^"]*\)".*/\1/p')
+[ -n "$core" ] || fail "bptt run records no blas_core"
+# stderr of a driver that succeeded: the summary line only, nothing else
+quiet() { # $1 stderr file, $2 runs, $3 reruns, $4 kept still disturbed
+    [ "$(wc -l < "$1")" -eq 1 ] && grep -q "^fig3-headline: [0-9]* s, $2 runs ($3 reruns, $4 kept still disturbed); results in " "$1" ||
+        fail "stderr is not the one summary line ($2 runs, $3 reruns, $4 kept disturbed): $(cat "$1")"
+}
+# the CSV's row of a point, as "field=value" words: $1 csv, $2 strategy, $3 budget
+row() {
+    awk -F, -v s="$2" -v b="$3" '/^#/ {next} $1 == "strategy" {for (i = 1; i <= NF; i++) h[i] = $i; next}
+        $1 == s && $2 == b {for (i = 1; i <= NF; i++) printf " %s=%s", h[i], $i; print " "}' "$1"
+}
+has() { # $1 csv, $2 strategy, $3 budget, $4... field=value
+    r=$(row "$1" "$2" "$3"); c=$1 p="$2 $3"; shift 3
+    for w; do case $r in *" $w "*) ;; *) fail "$p in $c: not $w:$r" ;; esac; done
+}
+
 # ---- 1. fig3-headline --------------------------------------------------
-"$EXPERIMENTS/fig3-headline" -t 50 -H 16 -B 4 -i 1 -r 2 -b "$BPTT" \
+rules
+"$EXPERIMENTS/fig3-headline" -t 50 -H 32 -B 4 -i 1 -r 2 -s 1000 -b "$tmp/fake" \
     -o "$tmp" 2>"$tmp/stderr" || fail "fig3-headline exited $?: $(cat "$tmp/stderr")"
+quiet "$tmp/stderr" 29 0 0
 csv=$tmp/fig3-headline.csv
 [ -s "$tmp/fig3-headline.png" ] || fail "no fig3-headline.png"
 [ -s "$tmp/fig3-headline.svg" ] || fail "no fig3-headline.svg"
 if ls "$tmp" | grep -q '\.tmp'; then fail "temporary files left: $(ls "$tmp")"; fi
-awk -F, '
+awk -F, -v core="$core" '
     function bad(m) { print "FAIL: fig3-headline.csv line " NR ": " m > "/dev/stderr"; err = 1; exit 1 }
-    NR == 1 { if ($0 !~ /^# fig3-headline: LSTM t=50 batch=4 input=64 hidden=16, .*2 rounds/) bad("first comment: " $0); next }
+    NR == 1 { if ($0 !~ /^# fig3-headline: LSTM t=50 batch=4 input=64 hidden=32, threads=[1-9][0-9]* \(bptt.s default, all cores\), .*2 rounds.*; 0 reruns of disturbed runs .*, 0 kept still disturbed;/) bad("first comment: " $0); next }
     NR == 2 { n = split($0, w, " ")
               if ($0 !~ /^# full BPTT s\/iter, round by round/ || w[n] + 0 <= 0 || w[n - 2] + 0 <= 0) bad("second comment: " $0)
               next }
-    NR == 3 { if ($0 != "strategy,budget,forward_ops_per_step,checkpoint_peak_bytes,full_checkpoint_bytes,total_tracked_peak_bytes,rss_peak_bytes,seconds_per_iter,checkpoint_fraction,total_fraction,time_ratio,steal_seconds") bad("header: " $0)
+    NR == 3 { if ($0 !~ "^# measured with: threads=[1-9][0-9]*; blas_core=" core "; blas_core_source=(openblas|bptt|user); blas_core_slow=[01]; cpu_isa=[^;]+; cpu_model=[^;]*; cpu_cores=[1-9]") bad("third comment: " $0); next }
+    NR == 4 { if ($0 != "strategy,budget,forward_ops_per_step,checkpoint_peak_bytes,full_checkpoint_bytes,total_tracked_peak_bytes,rss_peak_bytes,seconds_per_iter,checkpoint_fraction,total_fraction,time_ratio,steal_seconds,time_ratio_min,time_ratio_max,seconds_per_iter_min,seconds_per_iter_max,cpu_share_min,runs,disturbed,ref_disturbed,reruns") bad("header: " $0)
               split("full,100% chen,100% msm,1% msm,2% msm,3% msm,5% msm,7% msm,10% msm,15% msm,20% msm,30% msm,50% msm,70% msm,100%", want, " ")
               next }
     { rows++
-      if (NF != 12) bad(NF " fields")
+      if (NF != 21) bad(NF " fields")
       if ($1 "," $2 != want[rows]) bad("point " $1 " " $2 ", expected " want[rows])
       if ($8 + 0 <= 0 || $11 + 0 <= 0 || $12 + 0 < 0) bad("time " $8 ", ratio " $11 ", steal " $12)
+      if (!($13 + 0 > 0 && $13 + 0 <= $11 + 0 && $11 + 0 <= $14 + 0)) bad("ratio not min " $13 " <= median " $11 " <= max " $14)
+      if (!($15 + 0 > 0 && $15 + 0 <= $8 + 0 && $8 + 0 <= $16 + 0)) bad("seconds not min " $15 " <= median " $8 " <= max " $16)
+      if ($17 != "0.9700" || $18 != ($1 == "full" ? 3 : 2) || $19 != 0 || $20 != 0 || $21 != 0)
+          bad("cpu share " $17 ", runs " $18 ", disturbed " $19 ", ref_disturbed " $20 ", reruns " $21 " (undisturbed: 0.9700, 2, 0, 0, 0)")
       if ($9 != sprintf("%.6f", $4 / $5)) bad("checkpoint_fraction " $9 " is not " $4 "/" $5)
-      if ($1 == "full" && ($11 != "1.000000" || $3 != "1.0000" || $4 != $5)) bad("full BPTT: ratio " $11 ", fwd " $3)
+      if ($1 == "full" && ($11 != "1.000000" || $13 != "1.000000" || $14 != "1.000000" || $3 != "1.0000" || $4 != $5)) bad("full BPTT: ratio " $11 ", fwd " $3)
       if ($1 == "msm") {
           b = $2; sub(/%$/, "", b)
           if ($4 > $5 * b / 100) bad("checkpoint peak " $4 " above " b "% of " $5)
@@ -63,24 +164,86 @@ awk -F, '
 ' "$csv" || fail "fig3-headline.csv (above)"
 
 # ---- 1b. reruns of disturbed runs ---------------------------------------
-printf '#!/bin/sh\n[ "$1" = run ] && echo run >> "%s"\nexec "%s" "$@"\n' \
-    "$tmp/calls" "$BPTT" > "$tmp/bptt-counted"
-chmod +x "$tmp/bptt-counted"
+rules
 mkdir "$tmp/rerun"
-"$EXPERIMENTS/fig3-headline" -t 50 -H 8 -B 2 -i 1 -r 1 -s -1 \
-    -b "$tmp/bptt-counted" -o "$tmp/rerun" 2>"$tmp/stderr" ||
+"$EXPERIMENTS/fig3-headline" -t 50 -H 32 -B 2 -i 1 -r 1 -s -1 \
+    -b "$tmp/fake" -o "$tmp/rerun" 2>"$tmp/stderr" ||
     fail "fig3-headline -s -1 exited $?: $(cat "$tmp/stderr")"
-calls=$(wc -l < "$tmp/calls")
+quiet "$tmp/stderr" 45 30 15
+calls=$(wc -l < "$tmp/state/calls")
 [ "$calls" -eq 45 ] || fail "fig3-headline -s -1 ran bptt run $calls times, not 3 x 15"
-head -n 1 "$tmp/rerun/fig3-headline.csv" | grep -q '; 30 reruns of runs' ||
+head -n 1 "$tmp/rerun/fig3-headline.csv" | grep -q '; 30 reruns of disturbed runs (.*), 15 kept still disturbed;' ||
     fail "fig3-headline -s -1 does not count its 30 reruns: $(head -n 1 "$tmp/rerun/fig3-headline.csv")"
-[ "$(grep -c '^msm,' "$tmp/rerun/fig3-headline.csv")" -eq 12 ] ||
-    fail "fig3-headline -s -1: not 12 MSM points"
+[ "$(grep -c '^msm,.*,1,1,1,2$' "$tmp/rerun/fig3-headline.csv")" -eq 12 ] ||
+    fail "fig3-headline -s -1: not 12 MSM points each run once, kept disturbed after 2 reruns"
+has "$tmp/rerun/fig3-headline.csv" full 100% runs=2 disturbed=2 ref_disturbed=0 reruns=4
 for bad in x 0.5.1 1-2 ''; do
     if "$EXPERIMENTS/fig3-headline" -s "$bad" -b "$BPTT" -o "$tmp/rerun" 2>/dev/null; then
         fail "fig3-headline -s '$bad' was accepted"
     fi
 done
+rules "drop disturbed_iters"
+mkdir "$tmp/old"
+if "$EXPERIMENTS/fig3-headline" -t 50 -H 32 -B 2 -i 1 -r 1 -b "$tmp/fake" -o "$tmp/old" 2>"$tmp/stderr"; then
+    fail "fig3-headline accepted a bptt without disturbed_iters"
+fi
+grep -q 'reports no disturbed_iters' "$tmp/stderr" || fail "fig3-headline without disturbed_iters: $(cat "$tmp/stderr")"
+[ -z "$(ls "$tmp/old")" ] || fail "fig3-headline without disturbed_iters left $(ls "$tmp/old")"
+
+# ---- 1c. headline: one point rerun, one kept disturbed -------------------
+rules "msm 5% 1" "msm 10% *"
+mkdir "$tmp/flag"
+"$EXPERIMENTS/headline" -t 50 -H 32 -B 4 -i 1 -r 1 -s 1000 -b "$tmp/fake" -o "$tmp/flag" \
+    >"$tmp/table" 2>"$tmp/stderr" || fail "headline exited $?: $(cat "$tmp/stderr")"
+quiet "$tmp/stderr" 18 3 1
+calls=$(wc -l < "$tmp/state/calls")
+[ "$calls" -eq 18 ] || fail "headline ran bptt run $calls times, not 15 + 1 + 2"
+c=$tmp/flag/fig3-headline.csv
+has "$c" msm 5% runs=1 disturbed=0 ref_disturbed=0 reruns=1 cpu_share_min=0.9700
+has "$c" msm 10% runs=1 disturbed=1 ref_disturbed=0 reruns=2 cpu_share_min=0.6200
+for p in "full 100%" "chen 100%" "msm 1%" "msm 7%" "msm 100%"; do
+    has "$c" $p disturbed=0 ref_disturbed=0 reruns=0
+done
+awk -v core="$core" '
+    function bad(m) { print "FAIL: headline table: " m > "/dev/stderr"; err = 1; exit 1 }
+    /^strategy budget .* vs full \[min-max\]$/ { hdr = 1; next }
+    hdr && /^(full|chen|msm) / { rows++
+        star = $NF == "*"
+        if ($1 == "full") { if ($0 !~ / 1\.00x \(the reference\)$/) bad("full row: " $0); next }
+        if (!match($0, /[0-9.]+x \[[0-9.]+-[0-9.]+\]/)) bad("no median [min-max]: " $0)
+        split(substr($0, RSTART, RLENGTH), w, /x \[|-|\]/)
+        if (!(w[2] + 0 <= w[1] + 0 && w[1] + 0 <= w[3] + 0)) bad("not min <= median <= max: " $0)
+        if (star != ($1 == "msm" && $2 == "10%")) bad((star ? "flagged: " : "not flagged: ") $0)
+        next }
+    hdr && /^vs full: / { hdr = 0; foot = 1
+        if ($0 !~ /^vs full: median \[min-max\] over 1 round; 18 runs, 4 judged disturbed \(3 run again, 1 kept still disturbed\); [1-9][0-9]* threads\.$/) bad("footer: " $0)
+        next }
+    foot && /^OpenBLAS kernels: / { k = 1; if (index($0, "OpenBLAS kernels: " core " (") != 1) bad("kernels not " core ": " $0) }
+    foot && /^\* msm 10%: its run stayed disturbed after three tries in 1 of 1 rounds \(CPU share down to 0\.62; .*\); its ratio is not to be trusted\.$/ { f = 1 }
+    foot && /^\* / && !/^\* msm 10%: / { bad("other flag: " $0) }
+    /^Figure: / { foot = 0 }
+    END { if (err) exit 1
+          if (rows != 4 || !k || !f) { print "FAIL: headline table: " rows " rows, kernels line " k ", msm 10% flag line " f > "/dev/stderr"; exit 1 } }
+' "$tmp/table" || fail "headline output:
+$(cat "$tmp/table")"
+
+# ---- 1d. headline: the reference disturbed, old kernels ------------------
+rules "full 100% 2,3,4" "meta Sandybridge openblas"
+mkdir "$tmp/ref"
+"$EXPERIMENTS/headline" -t 50 -H 32 -B 4 -i 1 -r 1 -s 1000 -b "$tmp/fake" -o "$tmp/ref" \
+    >"$tmp/table" 2>"$tmp/stderr" || fail "headline exited $?: $(cat "$tmp/stderr")"
+quiet "$tmp/stderr" 17 2 1
+has "$tmp/ref/fig3-headline.csv" full 100% runs=2 disturbed=1 reruns=2 cpu_share_min=0.6200
+has "$tmp/ref/fig3-headline.csv" msm 5% disturbed=0 ref_disturbed=1 reruns=0
+[ "$(grep -c '^\(full\|chen\|msm\) .* \*$' "$tmp/table")" -eq 4 ] ||
+    fail "headline: not every row flagged though its reference was disturbed:
+$(cat "$tmp/table")"
+grep -q '^\* full: 1 of its 2 runs, the reference of every ratio, stayed disturbed .* the ratios of the 1 round next to them are not to be trusted\.$' "$tmp/table" ||
+    fail "headline: footer does not name the disturbed reference:
+$(cat "$tmp/table")"
+grep -q "^OpenBLAS kernels: Sandybridge (OpenBLAS's own choice), older than this CPU's [^:]*: GEMMs run slower" "$tmp/table" ||
+    fail "headline: footer does not say the kernels are older than the CPU's:
+$(cat "$tmp/table")"
 
 # ---- 2. headline -p ----------------------------------------------------
 "$EXPERIMENTS/headline" -p -t 100 -b "$BPTT" >"$tmp/plan" 2>"$tmp/stderr" ||
@@ -114,4 +277,4 @@ awk '
                   print "FAIL: ISM above the paper ISM at budget " cap[c] > "/dev/stderr"; exit 1 } } }
 ' "$tmp/plan" || fail "headline -p output:
 $(cat "$tmp/plan")"
-echo "PASS: fig3-headline (14 points, 2 rounds; reruns), headline -p (7 strategies, 3 budgets)"
+echo "PASS: fig3-headline (14 points, 2 rounds; spread; reruns; disturbance kept flagged), headline (table, spread, flags, footer), headline -p (7 strategies, 3 budgets)"

@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lines.h"
+
 #include "blascore.h"
 
 /* The NaN and infinity scan of `bptt run` is a pure function of an arena
@@ -66,6 +68,17 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* argv[64] for execv: bptt, then args (NULL-terminated; at most 62). */
+static void child_argv(const char *bptt, const char *const *args,
+                       const char **argv)
+{
+    int n = 0;
+    argv[n++] = bptt;
+    for (; args[n - 1] && n < 63; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+}
+
 /* Runs $BPTT with args (NULL-terminated) in directory dir (NULL: here);
  * stdout goes to the file out_file when given (r->out stays empty), else
  * both are captured.  The captures are read one after the other, so
@@ -83,11 +96,7 @@ static void run_in(result *r, const char *dir, const char *out_file,
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         const char *argv[64];
-        int n = 0;
-        argv[n++] = bptt;
-        for (; args[n - 1] && n < 63; n++)
-            argv[n] = args[n - 1];
-        argv[n] = NULL;
+        child_argv(bptt, args, argv);
         if (dir && chdir(dir) != 0)
             _exit(126);
         if (out_file) {
@@ -119,31 +128,6 @@ static void run_in(result *r, const char *dir, const char *out_file,
 static void run(result *r, const char *const *args)
 {
     run_in(r, NULL, NULL, args);
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
-/* The lines on stderr that bptt itself wrote ("bptt CMD: ..."): what the
- * tests count, so that a note from a library (OpenBLAS, the C library) on
- * some machine cannot change a count. */
-static int own_lines(const char *s)
-{
-    int n = 0;
-    for (const char *line = s; *line;) {
-        n += strncmp(line, "bptt", 4) == 0 &&
-             (line[4] == ' ' || line[4] == ':');
-        const char *nl = strchr(line, '\n');
-        if (!nl)
-            break;
-        line = nl + 1;
-    }
-    return n;
 }
 
 /* ---- a scratch directory with fixtures ---------------------------------- */
@@ -1509,11 +1493,7 @@ static pid_t start_in(const char *dir, const char *const *args, int tty)
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         const char *argv[64];
-        int n = 0;
-        argv[n++] = bptt;
-        for (; args[n - 1] && n < 63; n++)
-            argv[n] = args[n - 1];
-        argv[n] = NULL;
+        child_argv(bptt, args, argv);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
         sigset_t none;

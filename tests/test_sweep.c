@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lines.h"
+
 /* ---- running children -------------------------------------------------- */
 
 typedef struct {
@@ -155,31 +157,6 @@ static void result_free(result *r)
 {
     free(r->out);
     r->out = NULL;
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
-/* The lines on stderr that bptt itself wrote ("bptt CMD: ..."): what the
- * tests count, so that a note from a library (OpenBLAS, the C library) on
- * some machine cannot change a count. */
-static int own_lines(const char *s)
-{
-    int n = 0;
-    for (const char *line = s; *line;) {
-        n += strncmp(line, "bptt", 4) == 0 &&
-             (line[4] == ' ' || line[4] == ':');
-        const char *nl = strchr(line, '\n');
-        if (!nl)
-            break;
-        line = nl + 1;
-    }
-    return n;
 }
 
 /* ---- files ------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* args_plan.c: the argument parser of `bptt plan` for fuzz_args.c.  It
  * includes src/cli_plan.c whole, to reach its static parse_args: what is
  * fuzzed is the code the command runs, with no entry point added for it. */
-#include "cli_plan.c"
+#include "cli/plan.c"
 
 #include "fuzz.h"
 

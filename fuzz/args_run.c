@@ -2,7 +2,7 @@
  * includes src/cli_run.c whole, to reach its static parse_args and
  * parse_memory: what is fuzzed is the code the command runs.  The run
  * itself (a training) is not. */
-#include "cli_run.c"
+#include "cli/run.c"
 
 #include "fuzz.h"
 

@@ -4,7 +4,7 @@
  * grids of at most 1000 points it also runs what comes before any work
  * (plan mode: every budget against its point's smallest feasible one) or
  * --list. */
-#include "cli_sweep.c"
+#include "cli/sweep.c"
 
 #include "fuzz.h"
 

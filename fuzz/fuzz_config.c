@@ -6,7 +6,7 @@
  * Seed inputs: tests/fuzz-corpus/fuzz_config/. */
 #include <stdint.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 #include "fuzz.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -36,7 +36,7 @@
 
 /* The NaN and infinity scan of `bptt run` is a pure function of an arena
  * and the model's tensor table, compiled in here and tested directly. */
-#include "finite.c"
+#include "train/finite.c"
 
 typedef struct {
     int status;

@@ -193,6 +193,23 @@ int64_t bptt_table_tight_budget(const bptt_table *table, int64_t m);
 int bptt_table_plan(const bptt_table *table, int64_t m, bptt_plan **out,
                     int64_t *min_feasible);
 
+/* ---- one call: sizes in, a checked plan out --------------------------- */
+
+/* The optimal plan of strategy `strategy` (a name of bptt_strategies) for
+ * t steps whose hidden and internal states take hidden_bytes and
+ * internal_bytes (slots: 1 and alpha), under budget_bytes of stored states
+ * (h(0) counted): the table is built for that budget alone, the plan made
+ * and validated.  On BPTT_OK, *out holds the plan (in units of
+ * bptt_units_from_bytes's quantum; free it with bptt_plan_free) and *stats
+ * the validator's counts.  BPTT_EINFEASIBLE: the budget is below the
+ * smallest feasible one, whose bytes *min_budget_bytes (may be NULL) then
+ * holds.  BPTT_EINVAL: an unknown strategy or bad sizes.  opts (may be
+ * NULL) sets Chen's segment and the threads; its min_budget is ignored. */
+int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
+                   int64_t internal_bytes, int64_t budget_bytes,
+                   const bptt_table_options *opts, bptt_plan **out,
+                   bptt_plan_stats *stats, int64_t *min_budget_bytes);
+
 /* ---- closed forms ---------------------------------------------------- */
 
 /* Griewank-Walther binomial checkpointing (equal to BPTT-HSM in slots):

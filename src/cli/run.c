@@ -44,7 +44,7 @@
 
 #include "bptt.h"
 #include "cli.h"
-#include "cli_live.h"
+#include "live.h"
 #include "data.h"
 #include "exec.h"
 #include "finite.h"

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli_live.h"
+#include "live.h"
 
 /* ---- measurement -------------------------------------------------------- */
 

@@ -1,0 +1,58 @@
+/* make.c: from sizes to a checked plan in one call (bptt_plan_make).
+ *
+ * Promises: the plan returned is the strategy's optimal plan for the
+ * budget, and stats are the validator's counts of it, never the planner's
+ * own; an infeasible budget returns BPTT_EINFEASIBLE with the smallest
+ * feasible budget in bytes, before any table is built; on any error
+ * nothing is left allocated. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bptt.h"
+
+int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
+                   int64_t internal_bytes, int64_t budget_bytes,
+                   const bptt_table_options *opts, bptt_plan **out,
+                   bptt_plan_stats *stats, int64_t *min_budget_bytes)
+{
+    if (out)
+        *out = NULL;
+    if (min_budget_bytes)
+        *min_budget_bytes = -1;
+    const bptt_strategy *st = strategy ? bptt_strategy_find(strategy) : NULL;
+    bptt_units u;
+    if (!st || !out || !stats || t < 1 || budget_bytes < 0 ||
+        bptt_units_from_bytes(&u, hidden_bytes, internal_bytes) != BPTT_OK)
+        return BPTT_EINVAL;
+    const int64_t m = budget_bytes / u.quantum;
+    bptt_table_options o = {0};
+    if (opts)
+        o = *opts;
+    const int64_t least = bptt_strategy_min_budget(st, t, u.hidden_units,
+                                                   u.internal_units, &o);
+    if (least < 0)
+        return BPTT_ETOOBIG;
+    if (m < least) {
+        if (min_budget_bytes)
+            *min_budget_bytes = least > INT64_MAX / u.quantum
+                                    ? INT64_MAX
+                                    : least * u.quantum;
+        return BPTT_EINFEASIBLE;
+    }
+    o.min_budget = m; /* one budget: only what it needs is built */
+    bptt_table *tb = NULL;
+    int rc = bptt_table_alloc(&tb, st, t, u.hidden_units, u.internal_units,
+                              m, &o);
+    bptt_plan *plan = NULL;
+    if (rc == BPTT_OK)
+        rc = bptt_table_plan(tb, m, &plan, NULL);
+    bptt_table_free(tb);
+    if (rc == BPTT_OK)
+        rc = bptt_plan_validate(plan, stats);
+    if (rc != BPTT_OK) {
+        bptt_plan_free(plan);
+        return rc;
+    }
+    *out = plan;
+    return BPTT_OK;
+}

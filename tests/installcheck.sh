@@ -1,0 +1,95 @@
+#!/bin/sh
+# tests/installcheck.sh: the installed files, used as a library user would
+# (`make installcheck`, which `make distcheck` runs after its install).
+#
+#   tests/installcheck.sh PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR SRCDIR
+#
+# (each directory with DESTDIR in front when installed there).  Checks:
+# every file is there (the command, both libraries shared and static, the
+# headers, the pkg-config files, the man page); the planner's pkg-config
+# file asks for nothing but the library; a C program built with
+# `pkg-config --cflags --libs bpttplan` and the shared planner loaded from
+# python3 with ctypes give the plans the installed `bptt plan` prints; a C
+# program built with `pkg-config --cflags --libs bptt` makes a model.
+# Exit 0, or 1 with the first failure on stderr.
+set -eu
+[ $# -eq 6 ] || { echo "usage: $0 PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR SRCDIR" >&2; exit 2; }
+prefix=$1 bindir=$2 libdir=$3 includedir=$4 mandir=$5 srcdir=$6
+CC=${CC:-cc}
+fail() { echo "installcheck: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for f in "$bindir/bptt" "$libdir/libbpttplan.so" "$libdir/libbpttplan.a" \
+         "$libdir/libbptt.so" "$libdir/libbptt.a" \
+         "$includedir/bptt/bptt.h" "$includedir/bptt/model.h" \
+         "$includedir/bptt/real.h" "$libdir/pkgconfig/bpttplan.pc" \
+         "$libdir/pkgconfig/bptt.pc" "$mandir/man1/bptt.1"; do
+    [ -e "$f" ] || fail "$f was not installed"
+done
+
+# pkg-config on the installed .pc files (their prefix moved to where they
+# are, for a DESTDIR install)
+pc() {
+    PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config \
+        --define-variable=prefix="$prefix" "$@"
+}
+libs=$(pc --libs bpttplan)
+for w in $libs; do
+    case $w in
+    -L*|-lbpttplan) ;;
+    *) fail "pkg-config --libs bpttplan asks for '$w' (only the library was expected: $libs)" ;;
+    esac
+done
+
+# shellcheck disable=SC2046 # pkg-config's words
+$CC -o "$tmp/use-planner" "$srcdir/tests/install/use-planner.c" \
+    $(pc --cflags --libs bpttplan) ||
+    fail "cannot build a program with pkg-config --cflags --libs bpttplan"
+# shellcheck disable=SC2046
+$CC -o "$tmp/use-train" "$srcdir/tests/install/use-train.c" \
+    $(pc --cflags --libs bptt) ||
+    fail "cannot build a program with pkg-config --cflags --libs bptt"
+LD_LIBRARY_PATH=$libdir
+export LD_LIBRARY_PATH
+
+# a json field of `bptt plan --format json`
+field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1"; }
+
+have_python=yes
+command -v python3 >/dev/null 2>&1 || have_python=no
+n=0
+for c in "msm 1000 4 199" "msm 1000 4 1" "hsm 100 1 10" "ism 60 3 20" \
+         "chen 50 2 40" "full 30 2 200" "msm-paper 40 2 12" "ism 100 4 3"; do
+    # shellcheck disable=SC2086
+    set -- $c
+    "$bindir/bptt" plan --strategy "$1" --length "$2" --alpha "$3" \
+        --memory 100% --format json > "$tmp/full.json" ||
+        fail "bptt plan --strategy $1 --length $2 --alpha $3 failed"
+    least=$(field "$tmp/full.json" min_memory)
+    if [ "$4" -lt "$least" ]; then
+        want="infeasible $least"
+    else
+        "$bindir/bptt" plan --strategy "$1" --length "$2" --alpha "$3" \
+            --memory "$4" --format json > "$tmp/p.json" ||
+            fail "bptt plan $c failed"
+        want="$(field "$tmp/p.json" forward_ops) $(field "$tmp/p.json" peak_slots) $(field "$tmp/p.json" actions)"
+    fi
+    got=$("$tmp/use-planner" "$@") || fail "use-planner $c failed"
+    [ "$got" = "$want" ] ||
+        fail "use-planner $c: '$got', bptt plan: '$want'"
+    if [ $have_python = yes ]; then
+        got=$(python3 "$srcdir/tests/install/planner_ctypes.py" \
+            "$libdir/libbpttplan.so" "$@") || fail "ctypes $c failed"
+        [ "$got" = "$want" ] || fail "ctypes $c: '$got', bptt plan: '$want'"
+    fi
+    n=$((n + 1))
+done
+[ $have_python = yes ] || fail "python3 is missing (scripts/setup installs it)"
+
+# an LSTM with L = 1, B = 2, X = 3, H = 4, V = 5: 4H (X + H) weights, 4H
+# biases, and the output layer's V H weights and V biases
+set -- $("$tmp/use-train") || fail "use-train failed"
+[ "${1:-}" = $((4 * 4 * (3 + 4) + 4 * 4 + 5 * 4 + 5)) ] ||
+    fail "use-train: $* parameters (expected $((4 * 4 * (3 + 4) + 4 * 4 + 5 * 4 + 5)))"
+echo "installcheck: every file installed; $n plans equal from C, ctypes and bptt plan; a model made through bptt.pc"

@@ -4,7 +4,7 @@
  * The input is a plan, any sequence of actions, valid or not.  The
  * validator must never crash, and its verdict, violation, first bad action
  * and every count must equal those of reference() below: the rules of
- * DESIGN.md 2 written again from the text, with another representation
+ * doc/design.md 2.3 written again from the text, with another representation
  * (stored states as two flag arrays whose units are summed anew after every
  * action, in 128-bit integers, so that no sum can overflow).  Accepted
  * plans are checked once more for what a plan promises: backward ops t,

@@ -1,6 +1,6 @@
 /* exhaustive.h: the true optimum of the cost model by exhaustive search.
  *
- * Promises: the fewest forward ops over every schedule of DESIGN.md 2 (the
+ * Promises: the fewest forward ops over every schedule of doc/design.md 1 (the
  * model of src/plan.c's validator), for short sequences, found by a
  * shortest-path search over the schedule's whole state space.  It shares
  * no code or recursion with the planner in src/table.c, so the tests can

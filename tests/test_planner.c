@@ -1,7 +1,7 @@
 /* test_planner.c: Check suite of the planner, its tables and the validator.
  *
  * Promises: every strategy in bptt_strategies[] is held to the cost model
- * of DESIGN.md 2 through the validator (its plans run, cost what the table
+ * of doc/design.md 1 through the validator (its plans run, cost what the table
  * says, and fit the budget); the optimal strategies are held to exhaustive
  * search (tests/exhaustive.c), HSM to the binomial closed form, and the
  * -paper strategies to an independent reading of the paper's recursions;
@@ -212,7 +212,7 @@ END_TEST
 
 START_TEST(test_exhaustive_pinned)
 {
-    /* DESIGN.md 2: alpha = 2, t = 2, m = 2 costs 2 (advance 1, free
+    /* doc/design.md 3.3: alpha = 2, t = 2, m = 2 costs 2 (advance 1, free
      * h(0), save s(1), advance 2, backward 2, backward 1); the paper's
      * recursion keeps h(0) and needs 3. */
     ck_assert_int_eq(exhaustive_cost(2, 1, 2, 2, 1, 1), 2);

@@ -23,7 +23,7 @@
  *
  * Threads: every test runs with 2 OpenMP and 2 OpenBLAS threads, set in a
  * checked fixture (so in Check's child process).  Bit-identity across
- * strategies is promised for a fixed thread count (DESIGN.md 5).  main only
+ * strategies is promised for a fixed thread count (doc/design.md 8).  main only
  * builds the suite and runs it: no BLAS or OpenMP before Check forks.
  *
  * Legend: L layers, B batch, X input width, H hidden width, V classes,

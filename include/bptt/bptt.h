@@ -1,14 +1,14 @@
 /* bptt.h: public interface of the bptt-msm library.
  *
- * Promises: exact arithmetic for the checkpointing cost model of DESIGN.md
- * section 2, optimal plans for every strategy in the strategy table, and a
- * symbolic validator that checks any plan without running a network.
+ * Promises: exact arithmetic for the checkpointing cost model of
+ * doc/design.md 1, optimal plans for every strategy in the strategy table,
+ * and a symbolic validator that checks any plan without running a network.
  * Every function returns a status code (enum bptt_status) or a value whose
  * meaning is documented beside it; nothing here prints or exits.
  *
  * Units.  The planner counts memory in integer units.  In slot mode a
  * hidden state is 1 unit and an internal state alpha units; in byte mode
- * units are quanta q = gcd(hidden bytes, internal bytes) (DESIGN.md 3).
+ * units are quanta q = gcd(hidden bytes, internal bytes) (doc/design.md 1.3).
  * Legend: t sequence length, h hidden-state units, s internal-state units,
  * m budget in units.
  */
@@ -31,7 +31,7 @@ enum bptt_status {
 
 const char *bptt_strerror(int status);
 
-/* ---- plans: sequences of actions (DESIGN.md 4) ----------------------- */
+/* ---- plans: sequences of actions (doc/design.md 2) ------------------- */
 
 enum bptt_op {
     BPTT_ADVANCE,          /* forward op of step i: reads h(i-1), makes h(i), s(i) */
@@ -97,7 +97,7 @@ typedef struct {
     size_t bad_action;     /* index of the first bad action (n_actions: at the end) */
 } bptt_plan_stats;
 
-/* Symbolic execution of a plan under the cost model of DESIGN.md 2.
+/* Symbolic execution of a plan under the rules of doc/design.md 2.3.
  * Returns BPTT_OK and fills *stats, or BPTT_EBADPLAN with stats->violation
  * and stats->bad_action set (the counts then cover the actions before it). */
 int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *stats);
@@ -217,7 +217,7 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
  * -1 if m < 1 or the result would overflow. */
 int64_t bptt_hsm_closed_cost(int64_t t, int64_t m);
 
-/* Chen's sqrt(t) method with segment length k (DESIGN.md 2). */
+/* Chen's sqrt(t) method with segment length k (doc/design.md 3.6). */
 size_t bptt_chen_default_segment(size_t t);
 int64_t bptt_chen_cost(size_t t, size_t k);
 int64_t bptt_chen_peak(size_t t, size_t k, int64_t h, int64_t s);
@@ -234,7 +234,7 @@ void bptt_alloc_fail_at(size_t n);
 /* The planner's allocations so far in this process. */
 size_t bptt_alloc_count(void);
 
-/* ---- bytes to units (DESIGN.md 3) ------------------------------------ */
+/* ---- bytes to units (doc/design.md 1.3) ------------------------------ */
 
 typedef struct {
     int64_t quantum;        /* q = gcd(hidden_bytes, internal_bytes) */

@@ -1,4 +1,4 @@
-/* meta.h: the metadata every output carries (DESIGN.md 6): version and git
+/* meta.h: the metadata every output carries (doc/design.md 6): version and git
  * revision, compiler and flags, BLAS configuration and thread counts, CPU
  * model, date (UTC). */
 #ifndef BPTT_META_H

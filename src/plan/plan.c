@@ -1,7 +1,7 @@
 /* plan.c: plans as arrays of actions, and the symbolic validator.
  *
  * The validator is the referee between planner and executor: it runs a
- * plan under the cost model of DESIGN.md 2 with no network and reports
+ * plan under the rules of doc/design.md 2 with no network and reports
  * forward ops, recomputations, backward ops and the peak of stored units.
  * Model, stated once:
  *   - the running state is h(p) at a position p; it exists at the start

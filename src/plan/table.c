@@ -5,9 +5,9 @@
  * to unroll a plan at any of those budgets.  It is built once and serves
  * every budget (plan once, execute many).
  *
- * The dynamic programme (DESIGN.md 2, with the optimality fix explained in
- * README "Design"): a subproblem is a segment of `len` steps whose start
- * state is either
+ * The dynamic programme (doc/design.md 3.2; how it departs from the
+ * paper's recursions: 3.3): a subproblem is a segment of `len` steps
+ * whose start state is either
  *   H  a stored hidden state owned by the subproblem: it counts h units of
  *      the subproblem's budget m and is freed once no longer needed, or
  *   S  the hidden part of an internal state a parent keeps: free here,

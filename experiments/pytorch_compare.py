@@ -6,7 +6,7 @@ python3-torch is there.  Two parts:
 
 1. Gradient check.  `bptt run --dump-grads DIR` writes the parameters
    before its last iteration, that iteration's inputs and targets, and its
-   gradients (src/cli_run.c).  The same LSTM is built in PyTorch from those
+   gradients (src/cli/run.c).  The same LSTM is built in PyTorch from those
    parameters (nn.LSTM, an LSTMCell loop, and the LSTMCell loop under
    torch.utils.checkpoint), its mean cross-entropy and gradients are
    computed in float32, mapped back to our layout, and compared tensor by
@@ -17,7 +17,7 @@ python3-torch is there.  Two parts:
    PyTorch implementations, each in a child process of its own (so its
    peak RSS is its own), and of `bptt run` full, chen and msm 5%.
 
-Parameter layout (src/model.c, src/cell.c): W0 (4H, X+H) acts on [x, h],
+Parameter layout (src/train/model.c, src/train/cell.c): W0 (4H, X+H) acts on [x, h],
 gate blocks [i, f, o, g]; b0 (4H); Wo (V, H); bo (V).  PyTorch's LSTM:
 weight_ih (4H, X), weight_hh (4H, H), bias_ih, bias_hh, gates [i, f, g, o].
 """

@@ -1,5 +1,5 @@
 /* args_plan.c: the argument parser of `bptt plan` for fuzz_args.c.  It
- * includes src/cli_plan.c whole, to reach its static parse_args: what is
+ * includes src/cli/plan.c whole, to reach its static parse_args: what is
  * fuzzed is the code the command runs, with no entry point added for it. */
 #include "cli/plan.c"
 

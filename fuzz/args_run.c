@@ -1,5 +1,5 @@
 /* args_run.c: the argument parser of `bptt run` for fuzz_args.c.  It
- * includes src/cli_run.c whole, to reach its static parse_args and
+ * includes src/cli/run.c whole, to reach its static parse_args and
  * parse_memory: what is fuzzed is the code the command runs.  The run
  * itself (a training) is not. */
 #include "cli/run.c"

@@ -1,5 +1,5 @@
 /* args_sweep.c: the argument parser of `bptt sweep` for fuzz_args.c.  It
- * includes src/cli_sweep.c whole, to reach its static parse_args (options,
+ * includes src/cli/sweep.c whole, to reach its static parse_args (options,
  * --config file, grid): what is fuzzed is the code the command runs.  For
  * grids of at most 1000 points it also runs what comes before any work
  * (plan mode: every budget against its point's smallest feasible one) or

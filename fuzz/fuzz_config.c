@@ -1,5 +1,5 @@
 /* fuzz_config.c: libFuzzer target for the parser of `bptt sweep --config`
- * files: any text goes through cli_sweep_check_config (src/cli_sweep.c),
+ * files: any text goes through cli_sweep_check_config (src/cli/sweep.c),
  * the code --config runs: the `key = value` lines, then every value, list,
  * range and budget of the grid they describe.  It must answer 0 or
  * EXIT_USAGE (with its one-line message), never crash, leak or hang.

@@ -1,5 +1,5 @@
 /* fuzz_validate.c: libFuzzer target for the plan validator,
- * bptt_plan_validate (src/plan.c).
+ * bptt_plan_validate (src/plan/plan.c).
  *
  * The input is a plan, any sequence of actions, valid or not.  The
  * validator must never crash, and its verdict, violation, first bad action

@@ -2,7 +2,7 @@
  *
  * Promises: exhaustive_cost (exhaustive.h) is the exact optimum for
  * t <= EXHAUSTIVE_MAX_T; written from doc/design.md 1 and 2 and the validator's
- * model, independently of src/table.c.  Memory grows as 4^t: about
+ * model, independently of src/plan/table.c.  Memory grows as 4^t: about
  * 2.4 MB at t = 7, 58 MB at t = 9, 280 MB at t = 10.
  *
  * A state of a schedule is

@@ -1,9 +1,9 @@
 /* exhaustive.h: the true optimum of the cost model by exhaustive search.
  *
  * Promises: the fewest forward ops over every schedule of doc/design.md 1 (the
- * model of src/plan.c's validator), for short sequences, found by a
+ * model of src/plan/plan.c's validator), for short sequences, found by a
  * shortest-path search over the schedule's whole state space.  It shares
- * no code or recursion with the planner in src/table.c, so the tests can
+ * no code or recursion with the planner in src/plan/table.c, so the tests can
  * hold the planner to it.  It does not emit plans.
  *
  * Legend: t sequence length, h hidden-state units, s internal-state units,

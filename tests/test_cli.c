@@ -8,7 +8,7 @@
  * one line on stderr that names the problem, nothing on stdout, no file
  * written, and all that fast (sizes that would not fit in memory are
  * refused before anything is allocated); then the NaN and infinity scan
- * (src/finite.c) and a run it stops, every allocation of small runs made
+ * (src/train/finite.c) and a run it stops, every allocation of small runs made
  * to fail in turn, an output that cannot be written, and the outputs of
  * good runs (formats, fields, --curve, --actions, gradient dumps).
  *
@@ -1012,7 +1012,7 @@ START_TEST(test_run_diverges)
 }
 END_TEST
 
-/* The scan itself (src/finite.c, compiled in above): the first value that
+/* The scan itself (src/train/finite.c, compiled in above): the first value that
  * is not finite, named by tensor, row and column, and the count. */
 START_TEST(test_finite_scan)
 {
@@ -1479,6 +1479,255 @@ START_TEST(test_run_deterministic_dump)
 }
 END_TEST
 
+/* ---- hostile values in the outputs: escaped, quoted, never cut ---------- */
+
+/* Runs argv (argv[0] found on PATH) with stdout and stderr to the file
+ * log (made anew); its exit status, 127 when it could not be started. */
+static int run_prog(const char *const *argv, const char *log)
+{
+    const pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        const int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* text to the file path (any bytes in its name). */
+static void write_path(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Python's checks of the outputs of each case, given as three arguments:
+ * the json output, the csv output, the --task value (bytes as given).
+ * json: the file is UTF-8 and one line, a JSON object whose "task" is the
+ * value with each invalid UTF-8 byte as U+FFFD; csv: after the "# "
+ * metadata line, a header row and one row of as many fields (RFC 4180),
+ * the "task" field the value's bytes. */
+static const char py_check[] =
+    "import csv, io, json, os, sys\n"
+    "a = sys.argv[1:]\n"
+    "for i in range(0, len(a), 3):\n"
+    "    jf, cf, task = a[i:i + 3]\n"
+    "    raw = os.fsencode(task)\n"
+    "    text = open(jf, 'rb').read().decode('utf-8')\n"
+    "    lines = text.split('\\n')\n"
+    "    assert len(lines) == 2 and lines[1] == '', (jf, lines)\n"
+    "    got = json.loads(lines[0])['task']\n"
+    "    want = raw.decode('utf-8', 'replace')\n"
+    "    assert got == want, (jf, got, want)\n"
+    "    text = open(cf, 'rb').read().decode('latin-1')\n"
+    "    assert text.startswith('# '), (cf, text[:40])\n"
+    "    body = text[text.index('\\n') + 1:]\n"
+    "    rows = list(csv.reader(io.StringIO(body, newline='')))\n"
+    "    assert len(rows) == 2, (cf, rows)\n"
+    "    assert len(rows[0]) == len(rows[1]) == 48, (cf, rows)\n"
+    "    got = rows[1][rows[0].index('task')]\n"
+    "    want = raw.decode('latin-1')\n"
+    "    assert got == want, (cf, got, want)\n";
+
+#define N_HOSTILE 9
+
+/* `bptt run --task text:PATH` with PATH holding a quote, a backslash, a
+ * newline, a tab, control bytes, UTF-8, invalid UTF-8 bytes, or over 200
+ * bytes: the JSON result holds exactly the escaped form expected here, and
+ * parses (python3 -m json.tool, and json.loads of the file as UTF-8) with
+ * "task" equal to the value (invalid bytes as U+FFFD); the csv row has as
+ * many fields as the header (RFC 4180), the task field whole; text shows
+ * the value as it is.  Without python3 the parsing is skipped, with a
+ * message. */
+START_TEST(test_run_hostile_task)
+{
+    char dir[64];
+    make_scratch(dir, sizeof dir);
+    char longname[232];
+    memset(longname, 'L', 226);
+    memcpy(longname + 226, ".txt", 5);
+    const struct {
+        const char *name;    /* the file, in dir */
+        const char *escaped; /* its name as a JSON string holds it */
+    } cases[N_HOSTILE] = {
+        {"q\"uote.txt", "q\\\"uote.txt"},
+        {"back\\slash.txt", "back\\\\slash.txt"},
+        {"new\nline.txt", "new\\nline.txt"},
+        {"tab\there.txt", "tab\\there.txt"},
+        {"ctl\001\037byte.txt", "ctl\\u0001\\u001fbyte.txt"},
+        {"utf8-\xc3\xa9-\xe2\x82\xac.txt", "utf8-\xc3\xa9-\xe2\x82\xac.txt"},
+        {"bad\xff-\xc3.txt", "bad\\ufffd-\\ufffd.txt"},
+        {"all\"\\\n\t\001\xc3\xa9\xff,.txt",
+         "all\\\"\\\\\\n\\t\\u0001\xc3\xa9\\ufffd,.txt"},
+        {longname, longname},
+    };
+    const char text[] = "the quick brown fox jumps over the lazy dog\n";
+    static char task[N_HOSTILE][520], files[N_HOSTILE][2][128];
+    char all[128], log[128];
+    snprintf(all, sizeof all, "%s/all.jsonl", dir);
+    snprintf(log, sizeof log, "%s/python.log", dir);
+    FILE *lines = fopen(all, "wb");
+    ck_assert_ptr_nonnull(lines);
+    const char *py[4 + 3 * N_HOSTILE] = {"python3", "-c", py_check};
+    int np = 3;
+    for (size_t k = 0; k < N_HOSTILE; k++) {
+        char path[512], want[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, cases[k].name);
+        write_path(path, text, sizeof text - 1);
+        snprintf(task[k], sizeof task[k], "text:%s", path);
+        if (k == N_HOSTILE - 1)
+            ck_assert_uint_gt(strlen(path), 200);
+        const char *fmt[] = {"json", "csv", "text"};
+        for (int f = 0; f < 3; f++) {
+            static result r;
+            run(&r, (const char *[]){"run", "--cell", "rnn", "--length", "10",
+                                     "--hidden", "4", "--batch", "2",
+                                     "--iters", "1", "--threads", "1",
+                                     "--task", task[k], "--format", fmt[f],
+                                     NULL});
+            ck_assert_msg(r.status == 0, "case %zu %s: %s", k, fmt[f], r.err);
+            ck_assert_msg(own_lines(r.err) == 0, "case %zu: %s", k, r.err);
+            if (f == 0) {
+                snprintf(want, sizeof want, "\"task\":\"text:%s/%s\",", dir,
+                         cases[k].escaped);
+                ck_assert_msg(strstr(r.out, want) != NULL,
+                              "case %zu: %s not in %s", k, want, r.out);
+                ck_assert_int_eq(count_lines(r.out), 1);
+                fputs(r.out, lines);
+            }
+            if (f == 2) {
+                snprintf(want, sizeof want, "\ntask%*s%.520s\n", 29, "",
+                         task[k]);
+                ck_assert_msg(strstr(r.out, want) != NULL,
+                              "case %zu: task not shown whole: %s", k, r.out);
+                continue;
+            }
+            snprintf(files[k][f], sizeof files[k][f], "%s/out%zu.%s", dir, k,
+                     fmt[f]);
+            write_path(files[k][f], r.out, strlen(r.out));
+        }
+        py[np++] = files[k][0];
+        py[np++] = files[k][1];
+        py[np++] = task[k];
+    }
+    py[np] = NULL;
+    ck_assert_int_eq(fclose(lines), 0);
+    /* python3 parses them all at once (each start takes a while) */
+    const int st = run_prog((const char *[]){"python3", "-c", "pass", NULL},
+                            log);
+    if (st != 0) {
+        fprintf(stderr, "test_run_hostile_task: python3 does not run here "
+                        "(status %d): the outputs are not parsed\n", st);
+    } else {
+        static char msg[1 << 14];
+        memset(msg, 0, sizeof msg);
+        ck_assert_msg(run_prog((const char *[]){"python3", "-m", "json.tool",
+                                                "--json-lines", all, NULL},
+                               log) == 0,
+                      "python3 -m json.tool refuses %s: %s", all,
+                      slurp(log, msg, sizeof msg - 1) >= 0 ? msg : "");
+        memset(msg, 0, sizeof msg);
+        ck_assert_msg(run_prog(py, log) == 0, "the outputs differ from the "
+                      "values: %s",
+                      slurp(log, msg, sizeof msg - 1) >= 0 ? msg : "");
+    }
+    remove_scratch(dir);
+}
+END_TEST
+
+/* The .npy header's shape of path, e.g. "(2, 1)", into buf. */
+static void npy_shape(const char *path, char *buf, size_t cap)
+{
+    char head[256];
+    const long n = slurp(path, head, sizeof head - 1);
+    ck_assert_msg(n >= 64, "%s: %ld bytes", path, n);
+    head[n] = '\0';
+    ck_assert_msg(memcmp(head, "\x93NUMPY\x01\x00", 8) == 0, "%s", path);
+    const char *s = strstr(head + 10, "'shape': (");
+    ck_assert_msg(s != NULL, "%s: no shape", path);
+    s += 9;
+    const char *e = strchr(s, ')');
+    ck_assert_msg(e != NULL && (size_t)(e - s) + 2 <= cap, "%s", path);
+    memcpy(buf, s, (size_t)(e - s) + 1);
+    buf[e - s + 1] = '\0';
+}
+
+/* --dump-grads keeps every tensor's rank when sizes are 1: weights are
+ * 2-D ((1, 1) Wo of a one-symbol text at --hidden 1; (2, 1) Wo at
+ * --hidden 1), biases 1-D, in the .npy headers and in index.txt alike. */
+START_TEST(test_dump_shapes)
+{
+    char dir[64];
+    make_scratch(dir, sizeof dir);
+    char text[128], task[160];
+    snprintf(text, sizeof text, "%s/a.txt", dir);
+    write_path(text, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 32);
+    snprintf(task, sizeof task, "text:%s", text);
+    const struct {
+        const char *cell, *layers, *task, *input;
+        const char *shapes[12][2]; /* tensor, shape */
+    } cases[] = {
+        {"lstm", "1", task, NULL,
+         {{"W0", "(4, 2)"}, {"b0", "(4,)"}, {"Wo", "(1, 1)"}, {"bo", "(1,)"},
+          {"inputs", "(8, 1, 1)"}, {"targets", "(8, 1)"}}},
+        {"rnn", "2", "copy", "2",
+         {{"W0", "(1, 3)"}, {"b0", "(1,)"}, {"W1", "(1, 2)"}, {"b1", "(1,)"},
+          {"Wo", "(2, 1)"}, {"bo", "(2,)"}, {"inputs", "(8, 1, 2)"},
+          {"targets", "(8, 1)"}}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char d[128];
+        snprintf(d, sizeof d, "%s/dump%u", dir, (unsigned)k);
+        const char *args[32] = {"run", "--cell", cases[k].cell, "--layers",
+                                cases[k].layers, "--length", "8", "--hidden",
+                                "1", "--batch", "1", "--iters", "1",
+                                "--threads", "1", "--task", cases[k].task,
+                                "--dump-grads", d, "--format", "json"};
+        int n = 21;
+        if (cases[k].input) {
+            args[n++] = "--input";
+            args[n++] = cases[k].input;
+        }
+        args[n] = NULL;
+        static result r;
+        run(&r, args);
+        ck_assert_msg(r.status == 0, "case %zu: %s", k, r.err);
+        char path[256], shape[64], line[256];
+        static char index[1 << 14];
+        snprintf(path, sizeof path, "%s/index.txt", d);
+        ck_assert_int_gt(slurp(path, index, sizeof index - 1), 0);
+        for (size_t i = 0; i < 12 && cases[k].shapes[i][0]; i++) {
+            const char *t = cases[k].shapes[i][0], *want = cases[k].shapes[i][1];
+            const int data = strcmp(t, "inputs") == 0 ||
+                             strcmp(t, "targets") == 0;
+            for (int g = 0; g < (data ? 1 : 2); g++) {
+                const char *prefix = data ? "" : g ? "grad_" : "param_";
+                snprintf(path, sizeof path, "%s/%s%s.npy", d, prefix, t);
+                npy_shape(path, shape, sizeof shape);
+                ck_assert_msg(strcmp(shape, want) == 0,
+                              "case %zu: %s%s.npy has shape %s, not %s", k,
+                              prefix, t, shape, want);
+                snprintf(line, sizeof line, "\n%s%s.npy %s%s %s ", prefix, t,
+                         prefix, t, want);
+                ck_assert_msg(strstr(index, line) != NULL,
+                              "case %zu: index.txt lacks '%s':\n%s", k,
+                              line + 1, index);
+            }
+        }
+    }
+    remove_scratch(dir);
+}
+END_TEST
+
 /* ---- a run as it goes: trace, signals, progress, measurements ----------- */
 
 /* Starts $BPTT with args in dir, stdout and stderr into the files out and
@@ -1789,6 +2038,11 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_blas_core_choice);
     tcase_add_test(tc, test_run_deterministic_dump);
     tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("hostile values and shapes");
+    tcase_add_test(tc, test_run_hostile_task);
+    tcase_add_test(tc, test_dump_shapes);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     tc = tcase_create("a run as it goes");
     tcase_add_loop_test(tc, test_run_signal, 0, 2);

@@ -882,6 +882,104 @@ START_TEST(test_run_mode)
 }
 END_TEST
 
+/* A run sweep whose --task names a file with a quote, a backslash, a
+ * newline, a tab, a control byte, a comma, UTF-8 and an invalid UTF-8
+ * byte: every jsonl line parses (python3 -m json.tool --json-lines, and
+ * json.loads of the file as UTF-8), each record's "task" and the header's
+ * grid hold the value (invalid bytes as U+FFFD); a rerun finds the file
+ * complete; the csv file's rows have as many fields as its header (RFC
+ * 4180), the task field the value as the records hold it.  Without python3 the parsing is
+ * skipped, with a message. */
+static const char py_sweep[] =
+    "import csv, io, json, os, sys\n"
+    "jf, cf, task = sys.argv[1:4]\n"
+    "raw = os.fsencode(task)\n"
+    "want = raw.decode('utf-8', 'replace')\n"
+    "lines = open(jf, 'rb').read().decode('utf-8').split('\\n')\n"
+    "assert len(lines) == 4 and lines[3] == '', lines\n"
+    "head = json.loads(lines[0])\n"
+    "assert '; task=' + want + ';' in head['meta']['sweep']['grid'], head\n"
+    "for k in (1, 2):\n"
+    "    d = json.loads(lines[k])\n"
+    "    assert d['point'] == k - 1 and d['task'] == want, (d, want)\n"
+    "text = open(cf, 'rb').read().decode('utf-8')\n"
+    "assert text.startswith('# {'), text[:40]\n"
+    "body = text[text.index('\\n') + 1:]\n"
+    "rows = list(csv.reader(io.StringIO(body, newline='')))\n"
+    "assert len(rows) == 3, rows\n"
+    "assert len(rows[0]) == len(rows[1]) == len(rows[2]) > 40, rows\n"
+    "for r in rows[1:]:\n"
+    "    got = r[rows[0].index('task')]\n"
+    "    assert got == want, (got, want)\n";
+
+/* Runs argv (argv[0] a path) to its end. */
+static void run_argv(result *r, const char *const *argv)
+{
+    int po, pe;
+    const pid_t pid = start(argv, NULL, &po, &pe);
+    finish(r, pid, po, pe);
+}
+
+START_TEST(test_run_mode_hostile_task)
+{
+    enter();
+    const char name[] = "q\"b\\s\nn\tt\001c,\xc3\xa9\xff.txt";
+    write_text(name, "the quick brown fox jumps over the lazy dog\n");
+    char task[128];
+    snprintf(task, sizeof task, "text:%s/%s", tmpdir, name);
+    result r;
+    const char *outs[] = {"r.jsonl", "r.csv", "r.jsonl"};
+    char *first = NULL;
+    for (int k = 0; k < 3; k++) {
+        SWEEP(&r, "--mode", "run", "--cell", "rnn", "--length", "10",
+              "--hidden", "4", "--batch", "2", "--seed", "1,2", "--threads",
+              "1", "--iters", "1", "--task", task, "--out", outs[k]);
+        ck_assert_msg(r.status == 0, "%s: %s", outs[k], r.err);
+        /* the rerun knows its grid in the header: nothing to do */
+        ck_assert_msg(own_lines(r.err) == (k == 2), "%s: %s", outs[k],
+                      r.err);
+        ck_assert_msg(k < 2 || strstr(r.err, "nothing to do"), "%s", r.err);
+        result_free(&r);
+        size_t n;
+        char *text = slurp(outs[k], &n);
+        ck_assert_ptr_nonnull(text);
+        if (k == 0)
+            first = text; /* the rerun (k = 2) leaves it as it was */
+        else if (k == 2)
+            ck_assert_msg(strcmp(first, text) == 0, "the rerun changed "
+                          "r.jsonl:\n%s\n%s", first, text);
+        if (k == 0)
+            ck_assert_int_eq(count_lines(text), 3);
+        if (k != 0)
+            free(text);
+    }
+    free(first);
+    const char *probe[] = {"/usr/bin/env", "python3", "-c", "pass", NULL};
+    run_argv(&r, probe);
+    result_free(&r);
+    if (r.status != 0) {
+        fprintf(stderr, "test_run_mode_hostile_task: python3 does not run "
+                        "here (status %d): the outputs are not parsed\n",
+               r.status);
+        leave();
+        return;
+    }
+    const char *tool[] = {"/usr/bin/env", "python3", "-m", "json.tool",
+                          "--json-lines", "r.jsonl", NULL};
+    run_argv(&r, tool);
+    ck_assert_msg(r.status == 0, "python3 -m json.tool refuses r.jsonl: %s",
+                  r.err);
+    result_free(&r);
+    const char *check[] = {"/usr/bin/env", "python3", "-c", py_sweep,
+                           "r.jsonl", "r.csv", task, NULL};
+    run_argv(&r, check);
+    ck_assert_msg(r.status == 0, "the records differ from the values: %s",
+                  r.err);
+    result_free(&r);
+    leave();
+}
+END_TEST
+
 /* ---- batch: --jobs, --only, --merge, the scripts ------------------------ */
 
 static const char *srcdir(void)
@@ -1395,6 +1493,7 @@ static Suite *sweep_suite(void)
     tcase_add_test(tc, test_plan_output);
     tcase_add_test(tc, test_infeasible_record);
     tcase_add_test(tc, test_run_mode);
+    tcase_add_test(tc, test_run_mode_hostile_task);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     tc = tcase_create("interrupted");

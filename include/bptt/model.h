@@ -52,8 +52,15 @@
 #endif
 #define BPTT_WGRAD_STEPS_MAX 4096
 
+/* 40 bytes, as before the rank was added: at 48 bytes, the size of
+ * bptt_cell_ws, gcc 12.2 (-O1 and up) drops the weight packing from
+ * bptt_model_alloc (tests/test_train's test_kernel_forward fails). */
 typedef struct {
-    char name[16];  /* "W0", "b0", ..., "Wo", "bo" */
+    char name[12];  /* "W0", "b0", ..., "W15", "b15", "Wo", "bo" */
+    int ndim;       /* the tensor's rank, never read off its sizes: 1 for
+                       the bias vectors (rows), 2 for the weight matrices
+                       (rows, cols), also when a size is 1 (Wo (V, 1) at
+                       H = 1) */
     size_t offset;  /* in reals, into params and grads */
     size_t rows, cols; /* cols = 1 for vectors */
 } bptt_tensor;

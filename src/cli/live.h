@@ -1,4 +1,4 @@
-/* cli_live.h: what `bptt run` does while it runs (src/cli_run.c): the
+/* cli_live.h: what `bptt run` does while it runs (src/cli/run.c): the
  * measurement of each iteration (wall, process CPU and the hypervisor's
  * steal), the trace written row by row, the progress line on a terminal,
  * and SIGINT and SIGTERM turned into a stop between iterations.  Command

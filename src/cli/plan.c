@@ -2,6 +2,10 @@
  * budget, alpha), its cost and peak as the validator measured them, the
  * schedule itself (--actions) or the cost at every budget (--curve).
  *
+ * Its JSON and csv hold no string from the user: the strategy and the op
+ * names are fixed words of the library (bptt.h), written as they are, and
+ * every other value is a number (a budget as its slots, never as typed).
+ *
  * Test hook, left out of --help like run's: --fail-alloc N makes the N-th
  * allocation of the planner library fail (bptt_alloc_fail_at), so that
  * tests/test_cli can walk every allocation of a small plan. */

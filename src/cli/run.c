@@ -19,9 +19,16 @@
  * second of the same kind ends it at once.  Every iteration's wall, CPU
  * and steal time is measured, and the result says how disturbed the timed
  * iterations were (cpu_share_*, steal_seconds, disturbed_iters; doc/run.md).
+ * The result holds every value whole, whatever it is (a --task path of any
+ * length and bytes): JSON strings escaped by bptt_json_string (json.h;
+ * invalid UTF-8 becomes U+FFFD), a number that is not finite as null; csv
+ * fields quoted as RFC 4180 wants; text as given.  The gradient dump
+ * writes every tensor with its rank from the model's table (model.h), so a
+ * weight matrix stays 2-D when a size is 1 (Wo at --hidden 1), and
+ * index.txt says the same shapes; bias vectors are 1-D.
  *
  * Test hook, deliberately left out of --help: --fail-alloc N makes the
- * N-th tracked allocation of the run (src/mem.c) fail, so that a test can
+ * N-th tracked allocation of the run (src/train/mem.c) fail, so that a test can
  * walk every allocation of a small run (tests/test_cli).  It is an option,
  * not an environment variable, so that it is parsed and checked like the
  * others, and hidden because it is no use outside that test. */
@@ -48,6 +55,7 @@
 #include "data.h"
 #include "exec.h"
 #include "finite.h"
+#include "json.h"
 #include "meta.h"
 #include "model.h"
 #include "npy.h"
@@ -367,19 +375,32 @@ typedef struct {
     int threads;
 } run_result;
 
+/* One field of the result: a string (cell, task, strategy, optimizer,
+ * precision: held as given, never cut) or a number as text. */
 typedef struct {
     const char *key;
-    char val[96];
-    int quoted;
+    const char *str; /* a string value, or NULL: a number, in num */
+    char num[40];    /* "%" PRId64 or "%.9g": at most 24 bytes */
+    int finite;      /* numbers: 0 for NaN and infinity (JSON null) */
 } field;
+
+/* The value as text output and csv show it. */
+static const char *field_text(const field *f)
+{
+    return f->str ? f->str : f->num;
+}
 
 /* Every field of a run, in output order. */
 static size_t collect(const run_args *a, const run_result *r, field *f)
 {
     size_t n = 0;
-#define FS(k, v) (f[n].quoted = 1, f[n].key = (k), snprintf(f[n++].val, 96, "%s", (v)))
-#define FI(k, v) (f[n].quoted = 0, f[n].key = (k), snprintf(f[n++].val, 96, "%" PRId64, (int64_t)(v)))
-#define FD(k, v) (f[n].quoted = 0, f[n].key = (k), snprintf(f[n++].val, 96, "%.9g", (double)(v)))
+#define FS(k, v) (f[n].key = (k), f[n].str = (v), f[n].num[0] = '\0', \
+                  f[n++].finite = 1)
+#define FI(k, v) (f[n].key = (k), f[n].str = NULL, f[n].finite = 1, \
+                  snprintf(f[n++].num, sizeof f->num, "%" PRId64, (int64_t)(v)))
+#define FD(k, v) (f[n].key = (k), f[n].str = NULL, \
+                  f[n].finite = isfinite((double)(v)) != 0, \
+                  snprintf(f[n++].num, sizeof f->num, "%.9g", (double)(v)))
     FS("cell", a->cell->name);
     FI("layers", a->layers);
     FI("input", r->input);
@@ -434,37 +455,104 @@ static size_t collect(const run_args *a, const run_result *r, field *f)
     return n;
 }
 
-static void print_result(const run_args *a, const run_result *r)
+/* s as a JSON string literal (json.h) to f; 0, or ENOMEM. */
+static int put_json_string(FILE *f, const char *s)
+{
+    char small[256];
+    const size_t n = bptt_json_string(small, sizeof small, s, (size_t)-1);
+    if (n < sizeof small) {
+        fputs(small, f);
+        return 0;
+    }
+    char *big = malloc(n + 1);
+    if (!big)
+        return ENOMEM;
+    bptt_json_string(big, n + 1, s, (size_t)-1);
+    fputs(big, f);
+    free(big);
+    return 0;
+}
+
+/* s as a csv field (RFC 4180): in double quotes, its quotes doubled, when
+ * it holds a comma, a quote or a line break (or starts with a space or
+ * '#', as `bptt sweep` writes them), else as it is. */
+static void put_csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && s[0] != '#') {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The result in a->format, written to f: JSON (one object on one line,
+ * strings escaped, NaN and infinity as null), csv (the metadata as a "# "
+ * line, a header row, a row; fields quoted as RFC 4180 wants them) or text
+ * (one "key value" line per field, values as they are).  0, or ENOMEM. */
+static int write_result(FILE *out, const run_args *a, const run_result *r)
 {
     field f[64];
     const size_t n = collect(a, r, f);
     bptt_meta meta;
     bptt_meta_collect(&meta);
+    char buf[BPTT_META_JSON_MAX];
+    bptt_meta_json(&meta, buf, sizeof buf);
     if (a->format == FORMAT_JSON) {
-        fputc('{', stdout);
-        for (size_t i = 0; i < n; i++)
-            printf(f[i].quoted ? "\"%s\":\"%s\"," : "\"%s\":%s,", f[i].key,
-                   f[i].val);
-        char buf[BPTT_META_JSON_MAX];
-        bptt_meta_json(&meta, buf, sizeof buf);
-        printf("%s}\n", buf);
+        fputc('{', out);
+        for (size_t i = 0; i < n; i++) {
+            fprintf(out, "\"%s\":", f[i].key);
+            if (f[i].str && put_json_string(out, f[i].str) != 0)
+                return ENOMEM;
+            if (!f[i].str)
+                fputs(f[i].finite ? f[i].num : "null", out);
+            fputc(',', out);
+        }
+        fprintf(out, "%s}\n", buf);
     } else if (a->format == FORMAT_CSV) {
-        char buf[BPTT_META_JSON_MAX];
-        bptt_meta_json(&meta, buf, sizeof buf);
-        printf("# %s\n", buf); /* the metadata header */
+        fprintf(out, "# %s\n", buf); /* the metadata header */
         for (size_t i = 0; i < n; i++)
-            printf("%s%c", f[i].key, i + 1 < n ? ',' : '\n');
-        for (size_t i = 0; i < n; i++)
-            printf("%s%c", f[i].val, i + 1 < n ? ',' : '\n');
+            fprintf(out, "%s%c", f[i].key, i + 1 < n ? ',' : '\n');
+        for (size_t i = 0; i < n; i++) {
+            put_csv_field(out, field_text(&f[i]));
+            fputc(i + 1 < n ? ',' : '\n', out);
+        }
     } else {
         for (size_t i = 0; i < n; i++)
-            printf("%-32s %s\n", f[i].key, f[i].val);
+            fprintf(out, "%-32s %s\n", f[i].key, field_text(&f[i]));
         char blas[160];
         bptt_meta_blas_text(&meta, blas, sizeof blas);
-        printf("%-32s %s\n", "blas_core", blas);
-        printf("%-32s %s (git %s), %s, %s\n", "build", meta.version,
-               meta.git_revision, meta.compiler, meta.cpu_model);
+        fprintf(out, "%-32s %s\n", "blas_core", blas);
+        fprintf(out, "%-32s %s (git %s), %s, %s\n", "build", meta.version,
+                meta.git_revision, meta.compiler, meta.cpu_model);
     }
+    return 0;
+}
+
+/* The result, whole, in a malloc'd block (*text, *len): made before the
+ * gradient dump, so that what cannot be made stops the run with neither
+ * written.  0, or an errno value. */
+static int make_result(const run_args *a, const run_result *r, char **text,
+                       size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *f = open_memstream(text, len);
+    if (!f)
+        return errno ? errno : ENOMEM;
+    const int err = write_result(f, a, r);
+    const int closed = fclose(f);
+    if (err || closed != 0) {
+        free(*text);
+        *text = NULL;
+        return err ? err : ENOMEM;
+    }
+    return 0;
 }
 
 /* ---- gradient dump ---------------------------------------------------- */
@@ -543,7 +631,7 @@ static int dump_grads(const char *dir, const bptt_model *m,
     for (size_t k = 0; k < m->n_tensors && !err; k++) {
         const bptt_tensor *t = &m->tensor[k];
         size_t shape[2] = {t->rows, t->cols};
-        const int nd = t->cols == 1 ? 1 : 2;
+        const int nd = t->ndim == 1 ? 1 : 2; /* the rank, not the sizes' */
         err = dump_tensor(tmp, "param_", t->name, params_before + t->offset,
                           dt, shape, nd, index);
         if (!err)
@@ -916,6 +1004,14 @@ static int finish(run_state *s)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     r->rss_peak_bytes = (int64_t)ru.ru_maxrss * 1024;
+    char *result = NULL;
+    size_t result_len = 0;
+    const int merr = make_result(a, r, &result, &result_len);
+    if (merr)
+        return cli_error(1, CMD, "%s at the end of the run; not written: "
+                         "the result%s%s", strerror(merr),
+                         a->dump_dir ? ", the gradient dump" : "",
+                         a->trace ? "; the trace is whole" : "");
     if (a->dump_dir) {
         const int err = dump_grads(a->dump_dir, s->model, &s->batch,
                                    s->params_before);
@@ -925,12 +1021,14 @@ static int finish(run_state *s)
                 snprintf(kept, sizeof kept, "; kept: the trace of %" PRId64
                          " iteration%s in %s", a->iters,
                          a->iters == 1 ? "" : "s", a->trace);
+            free(result);
             return cli_error(1, CMD, "--dump-grads %s: %s%s; not written: "
                              "the result, the gradient dump", a->dump_dir,
                              strerror(err), kept);
         }
     }
-    print_result(a, r);
+    fwrite(result, 1, result_len, stdout); /* errors: cli.c's finish */
+    free(result);
     return 0;
 }
 

@@ -17,6 +17,11 @@
  * assembles FILE from the parts.  A run-mode child (`bptt run`) never
  * outlives its sweep: SIGINT or SIGTERM stop it and wait for it, and on
  * Linux it gets SIGKILL when the sweep dies in any other way (see spawn).
+ * Every line of a jsonl FILE is valid JSON whatever the values hold (a
+ * --task path with quotes, control bytes or invalid UTF-8): strings are
+ * escaped by bptt_json_string (json.h), and a run child's object is
+ * escaped by `bptt run` itself; a csv FILE quotes fields as RFC 4180
+ * wants.
  *
  * Does not promise: that a run-mode budget is feasible before its point
  * runs (only `bptt run` knows the byte sizes: a child's exit 3 stops the
@@ -53,6 +58,7 @@
 #include "bptt.h"
 #include "cell.h"
 #include "cli.h"
+#include "json.h"
 #include "meta.h"
 #include "model.h"
 
@@ -189,22 +195,17 @@ __attribute__((format(printf, 2, 3))) static void sb_printf(sbuf *b,
     free(big);
 }
 
-/* s as a JSON string, quotes included. */
+/* s as a JSON string, quotes included: escaped by bptt_json_string
+ * (json.h), invalid UTF-8 as U+FFFD, nothing cut. */
 static void sb_json_str(sbuf *b, const char *s)
 {
-    sb_puts(b, "\"");
-    for (; *s; s++) {
-        const unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            sb_add(b, e, 2);
-        } else if (c < 0x20) {
-            sb_printf(b, "\\u%04x", c);
-        } else {
-            sb_add(b, s, 1);
-        }
+    const size_t n = bptt_json_string(NULL, 0, s, (size_t)-1);
+    if (b->n + n + 1 > b->cap) {
+        b->cap = 2 * (b->n + n + 1) + 64;
+        b->p = xrealloc(b->p, b->cap);
     }
-    sb_puts(b, "\"");
+    bptt_json_string(b->p + b->n, n + 1, s, (size_t)-1);
+    b->n += n;
 }
 
 /* s for a POSIX shell, in single quotes. */
@@ -1054,23 +1055,24 @@ static int header_matches(const sweep *s, const char *line,
     return ok;
 }
 
-/* The value of "key":"..." in a header line (empty if absent). */
+static int json_string(const char **pp, sbuf *b);
+
+/* The value of "key":"..." in a header line, unescaped (empty if absent or
+ * not a whole JSON string; cut to cap). */
 static void header_string(const char *line, const char *key, char *out,
                           size_t cap)
 {
-    sbuf k = {0};
+    sbuf k = {0}, v = {0};
     sb_printf(&k, "\"%s\":\"", key);
     const char *p = strstr(line, k.p);
     out[0] = '\0';
     if (p) {
-        p += k.n;
-        size_t n = 0;
-        while (p[n] && p[n] != '"' && p[n] != '\n' && n + 1 < cap)
-            n++;
-        memcpy(out, p, n);
-        out[n] = '\0';
+        p += k.n - 1; /* at the value's opening quote */
+        if (json_string(&p, &v) == 0)
+            snprintf(out, cap, "%s", v.p);
     }
     free(k.p);
+    free(v.p);
 }
 
 /* Whether the header line was written by this build (version and git
@@ -1605,6 +1607,8 @@ static int json_string(const char **pp, sbuf *b)
             } else if (cp >= 0xD800 && cp < 0xE000) {
                 cp = 0xFFFD;
             }
+            if (cp == 0) /* the C strings values become hold no NUL */
+                cp = 0xFFFD;
             utf8_put(b, cp);
             break;
         case '\0': return -1;

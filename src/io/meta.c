@@ -2,10 +2,11 @@
  *
  * Promises: bptt_meta_collect fills every field (a string it cannot learn
  * is "unknown"); bptt_meta_json writes valid JSON members whatever the
- * fields hold: quotes, backslashes and control characters are escaped, a
- * byte that is not part of valid UTF-8 (e.g. a multi-byte character cut by
- * a field's size) becomes U+FFFD, and a field that fills its array without
- * a terminating NUL is read only up to the array's end.
+ * fields hold (strings through bptt_json_string, json.h): quotes,
+ * backslashes and control characters are escaped, a byte that is not part
+ * of valid UTF-8 (e.g. a multi-byte character cut by a field's size)
+ * becomes U+FFFD, and a field that fills its array without a terminating
+ * NUL is read only up to the array's end.
  *
  * Does not promise: that the cflags are all the flags of the build (they
  * are configure's CFLAGS and OpenMP flags, not the per-target ones).
@@ -29,6 +30,7 @@
 
 #include "blascore.h"
 #include "cell.h"
+#include "json.h"
 #include "meta.h"
 
 #if defined(__clang__) && defined(__VERSION__)
@@ -169,80 +171,11 @@ static void out_str(json_out *o, const char *s)
         out_char(o, *s++);
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    const unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF; /* range of the second byte */
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0; /* no overlong forms */
-        if (c == 0xED)
-            hi = 0x9F; /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        if (c == 0xF4)
-            hi = 0x8F; /* nothing above U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
-}
-
-/* s (at most max bytes) as a JSON string, quotes included. */
+/* s (at most max bytes) as a JSON string, quotes included (json.h). */
 static void out_json_string(json_out *o, const char *s, size_t max)
 {
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = (const unsigned char *)s;
-    const size_t n = strnlen(s, max);
-    out_char(o, '"');
-    for (size_t i = 0; i < n;) {
-        const unsigned char c = p[i];
-        if (c == '"' || c == '\\') {
-            out_char(o, '\\');
-            out_char(o, (char)c);
-        } else if (c == '\n') {
-            out_str(o, "\\n");
-        } else if (c == '\t') {
-            out_str(o, "\\t");
-        } else if (c == '\r') {
-            out_str(o, "\\r");
-        } else if (c == '\b') {
-            out_str(o, "\\b");
-        } else if (c == '\f') {
-            out_str(o, "\\f");
-        } else if (c < 0x20) {
-            out_str(o, "\\u00");
-            out_char(o, hex[c >> 4]);
-            out_char(o, hex[c & 0xF]);
-        } else {
-            const size_t len = utf8_len(p + i, n - i);
-            if (len == 0) {
-                out_str(o, "\\ufffd");
-                i++;
-                continue;
-            }
-            for (size_t j = 0; j < len; j++)
-                out_char(o, (char)p[i + j]);
-            i += len;
-            continue;
-        }
-        i++;
-    }
-    out_char(o, '"');
+    const size_t room = o->len < o->cap ? o->cap - o->len : 0;
+    o->len += bptt_json_string(room ? o->buf + o->len : NULL, room, s, max);
 }
 
 static void out_member_string(json_out *o, const char *key, const char *s,

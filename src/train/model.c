@@ -10,12 +10,14 @@
 #include "fastmath.h"
 #include "model.h"
 
-static void add_tensor(bptt_model *m, const char *name, size_t rows,
+/* A matrix (rows, cols), or a vector (rows) when ndim is 1 (cols 1). */
+static void add_tensor(bptt_model *m, const char *name, int ndim, size_t rows,
                        size_t cols)
 {
     bptt_tensor *t = &m->tensor[m->n_tensors++];
     snprintf(t->name, sizeof t->name, "%s", name);
     t->offset = m->n_params;
+    t->ndim = ndim;
     t->rows = rows;
     t->cols = cols;
     m->n_params += rows * cols;
@@ -53,15 +55,15 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     m->V = V;
     m->mem = mem;
     const size_t G = cell->gates;
-    char name[16];
+    char name[sizeof m->tensor[0].name];
     for (size_t l = 0; l < L; l++) {
         snprintf(name, sizeof name, "W%zu", l);
-        add_tensor(m, name, G * H, layer_input(m, l) + H);
+        add_tensor(m, name, 2, G * H, layer_input(m, l) + H);
         snprintf(name, sizeof name, "b%zu", l);
-        add_tensor(m, name, G * H, 1);
+        add_tensor(m, name, 1, G * H, 1);
     }
-    add_tensor(m, "Wo", V, H);
-    add_tensor(m, "bo", V, 1);
+    add_tensor(m, "Wo", 2, V, H);
+    add_tensor(m, "bo", 1, V, 1);
     m->hidden_len = L * cell->hidden_vecs * B * H;
     m->internal_len = L * cell->internal_vecs * B * H;
 

@@ -125,6 +125,14 @@ typedef struct {
  * ism-paper, msm-paper. */
 extern const bptt_strategy *const bptt_strategies[];
 const bptt_strategy *bptt_strategy_find(const char *name);
+/* The names of bptt_strategies as a list for people, "full, chen, ...,
+ * ism-paper<last>msm-paper" (last: " or ", ", ", ...), into buf[cap] as
+ * snprintf would; returns the whole length. */
+size_t bptt_strategy_names(char *buf, size_t cap, const char *last);
+/* names[0..n) joined as "a, b<last>c" into buf[cap] (buf may be NULL when
+ * cap is 0), NUL-terminated as snprintf would; returns the whole length. */
+size_t bptt_names_text(char *buf, size_t cap, const char *const *names,
+                       size_t n, const char *last);
 
 typedef struct {
     size_t chen_segment; /* Chen's segment length k; 0 = ceil(sqrt(t)) */

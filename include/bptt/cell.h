@@ -66,7 +66,12 @@ typedef struct {
 
 extern const bptt_cell_type bptt_cell_rnn;
 extern const bptt_cell_type bptt_cell_lstm;
+/* NULL-terminated table of every cell, the default (lstm) first. */
+extern const bptt_cell_type *const bptt_cells[];
 const bptt_cell_type *bptt_cell_find(const char *name);
+/* The names of bptt_cells as a list for people ("lstm<last>rnn"), into
+ * buf[cap] as snprintf would; returns the whole length. */
+size_t bptt_cell_names(char *buf, size_t cap, const char *last);
 
 /* The per-step products: an AVX-512 kernel of our own where the CPU has
  * it, else cblas (see cell.c); bptt_cell_kernel names the one in use

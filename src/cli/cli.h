@@ -32,6 +32,15 @@ int cli_parse_format(const char *cmd, const char *text,
 int cli_parse_budget(const char *cmd, const char *text, int64_t full,
                      int64_t *out);
 
+/* A subcommand's usage text onto f, with "@STRATEGIES@" and "@CELLS@"
+ * replaced by the library's lists ("full, chen, ... or msm-paper"), so
+ * that no help text names them itself. */
+void cli_usage(FILE *f, const char *text);
+/* The one-line errors for an unknown --strategy or --cell, naming the
+ * library's choices; they return EXIT_USAGE. */
+int cli_unknown_strategy(const char *cmd, const char *opt, const char *name);
+int cli_unknown_cell(const char *cmd, const char *opt, const char *name);
+
 /* After getopt_long returned ':' (missing value) or '?' (unknown option):
  * the one-line error, and EXIT_USAGE. */
 int cli_option_error(const char *cmd, int c, char **argv);

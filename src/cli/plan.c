@@ -24,7 +24,7 @@
 
 static void plan_usage(FILE *f)
 {
-    fputs(
+    cli_usage(f,
         "usage: bptt plan --length T [--strategy S] [--memory M] [--alpha A]\n"
         "                 [--format text|json|csv] [--actions | --curve]\n"
         "\n"
@@ -32,7 +32,7 @@ static void plan_usage(FILE *f)
         "reports forward ops (the first sweep included), backward ops and the\n"
         "peak of stored slots, as the symbolic validator counted them.\n"
         "\n"
-        "  --strategy S   full, chen, hsm, ism, msm, ism-paper, msm-paper\n"
+        "  --strategy S   @STRATEGIES@\n"
         "                 (default msm)\n"
         "  --length T     sequence length, T >= 1\n"
         "  --memory M     budget in slots (hidden state = 1, internal state =\n"
@@ -48,8 +48,7 @@ static void plan_usage(FILE *f)
         "  --threads K    threads for building the table (default: OpenMP's)\n"
         "\n"
         "exit status: 0 ok, 2 bad input, 3 budget below the smallest feasible\n"
-        "one (the message names it)\n",
-        f);
+        "one (the message names it)\n");
 }
 
 typedef struct {
@@ -123,10 +122,7 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
         case 's':
             a->strategy = bptt_strategy_find(optarg);
             if (!a->strategy)
-                rc = cli_error(EXIT_USAGE, CMD,
-                               "--strategy: unknown strategy '%s' (use full, "
-                               "chen, hsm, ism, msm, ism-paper or msm-paper)",
-                               optarg);
+                rc = cli_unknown_strategy(CMD, "--strategy", optarg);
             break;
         case 't':
             rc = cli_parse_int(CMD, "--length", optarg, 1, INT32_MAX - 1,

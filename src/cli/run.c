@@ -66,8 +66,8 @@ void openblas_set_num_threads(int);
 
 static void run_usage(FILE *f)
 {
-    fputs(
-        "usage: bptt run --length T [--cell rnn|lstm] [--layers L] [--input X]\n"
+    cli_usage(f,
+        "usage: bptt run --length T [--cell C] [--layers L] [--input X]\n"
         "                [--hidden H] [--batch B] [--strategy S] [--memory M]\n"
         "                [--iters N] [--seed S] [--threads K]\n"
         "                [--task copy|adding|text:FILE] [--optimizer sgd|adam]\n"
@@ -81,13 +81,13 @@ static void run_usage(FILE *f)
         "disturbed the timing was (CPU share, steal; doc/run.md).  On a\n"
         "terminal one progress line shows iteration, loss, time left.\n"
         "\n"
-        "  --cell C        rnn or lstm (default lstm)\n"
+        "  --cell C        @CELLS@ (default lstm)\n"
         "  --layers L      stacked recurrent layers, 1..16 (default 1)\n"
         "  --input X       input width (default: the task's; copy: 16)\n"
         "  --hidden H      hidden width (default 128)\n"
         "  --batch B       sequences per batch (default 32)\n"
         "  --length T      steps per sequence\n"
-        "  --strategy S    full, chen, hsm, ism, msm, ism-paper, msm-paper\n"
+        "  --strategy S    @STRATEGIES@\n"
         "                  (default msm)\n"
         "  --memory M      checkpoint budget: bytes with a unit (64MiB, 512KiB,\n"
         "                  100000B), a share of full BPTT's checkpoint bytes\n"
@@ -115,8 +115,7 @@ static void run_usage(FILE *f)
         "exit status: 0 ok, 2 bad input, 3 budget below the smallest feasible\n"
         "one (the message names it), 1 failure while running (out of memory,\n"
         "NaN or infinity, an output not written), 130 stopped by SIGINT, 143\n"
-        "stopped by SIGTERM\n",
-        f);
+        "stopped by SIGTERM\n");
 }
 
 typedef struct {
@@ -197,9 +196,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
         case 'c':
             a->cell = bptt_cell_find(optarg);
             if (!a->cell)
-                rc = cli_error(EXIT_USAGE, CMD,
-                               "--cell: unknown cell '%s' (use rnn or lstm)",
-                               optarg);
+                rc = cli_unknown_cell(CMD, "--cell", optarg);
             break;
         case 'L':
             rc = cli_parse_int(CMD, "--layers", optarg, 1, BPTT_MAX_LAYERS,
@@ -221,10 +218,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
         case 's':
             a->strategy = bptt_strategy_find(optarg);
             if (!a->strategy)
-                rc = cli_error(EXIT_USAGE, CMD,
-                               "--strategy: unknown strategy '%s' (use full, "
-                               "chen, hsm, ism, msm, ism-paper or msm-paper)",
-                               optarg);
+                rc = cli_unknown_strategy(CMD, "--strategy", optarg);
             break;
         case 'm':
             a->memory = optarg;

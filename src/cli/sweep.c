@@ -69,7 +69,7 @@
 
 static void sweep_usage(FILE *f)
 {
-    fputs(
+    cli_usage(f,
         "usage: bptt sweep --length LIST [GRID OPTIONS] --out FILE\n"
         "                  [--mode plan|run] [--format jsonl|csv] [--config FILE]\n"
         "                  [--force] [--infeasible error|record]\n"
@@ -86,8 +86,8 @@ static void sweep_usage(FILE *f)
         "value, a list a,b,c, or a range: start:stop:step (arithmetic, stop\n"
         "included when reached), start:stop:*factor (geometric, e.g.\n"
         "10:10000:*10), start:stop (step 1):\n"
-        "  --strategy S    full, chen, hsm, ism, msm, ism-paper, msm-paper (msm)\n"
-        "  --cell C        rnn, lstm                                 (run only)\n"
+        "  --strategy S    @STRATEGIES@ (msm)\n"
+        "  --cell C        @CELLS@ (lstm; run only)\n"
         "  --layers L      stacked layers                            (run only)\n"
         "  --input X       input width                               (run only)\n"
         "  --hidden H      hidden width                              (run only)\n"
@@ -131,8 +131,7 @@ static void sweep_usage(FILE *f)
         "\n"
         "exit status: 0 ok (or nothing to do), 2 bad input, 3 budget below a\n"
         "point's smallest feasible one, 1 failure, 130 (SIGINT) or 143\n"
-        "(SIGTERM): interrupted, rerun the same command to resume\n",
-        f);
+        "(SIGTERM): interrupted, rerun the same command to resume\n");
 }
 
 /* ---- small helpers: memory, strings, files ------------------------------ */
@@ -748,13 +747,16 @@ static int parse_axis(const sweep *s, int k, axis_vals *v)
         } else if (d->kind == KIND_NAME) {
             const int ok = k == K_STRATEGY ? bptt_strategy_find(whole) != NULL
                                            : bptt_cell_find(whole) != NULL;
-            if (!ok)
-                rc = cli_error(EXIT_USAGE, CMD, "%s: unknown %s '%s' (use %s)",
-                               st->label, d->name, whole,
-                               k == K_STRATEGY
-                                   ? "full, chen, hsm, ism, msm, ism-paper or "
-                                     "msm-paper, or a list of them"
-                                   : "rnn or lstm, or rnn,lstm");
+            if (!ok) {
+                char list[256];
+                if (k == K_STRATEGY)
+                    bptt_strategy_names(list, sizeof list, " or ");
+                else
+                    bptt_cell_names(list, sizeof list, " or ");
+                rc = cli_error(EXIT_USAGE, CMD, "%s: unknown %s '%s' (use %s, "
+                               "or a comma list of them)",
+                               st->label, d->name, whole, list);
+            }
             else
                 vals_push(v, whole, 0);
         } else if (d->kind == KIND_INT) {

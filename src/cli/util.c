@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cell.h"
 #include "cli.h"
 
 int cli_error(int code, const char *cmd, const char *fmt, ...)
@@ -165,6 +166,46 @@ int cli_parse_int(const char *cmd, const char *opt, const char *text,
                      "%s: %s is out of range (give a whole number from "
                      "%" PRId64 " to %" PRId64 ")",
                      opt, text, lo, hi);
+}
+
+void cli_usage(FILE *f, const char *text)
+{
+    static const char *const keys[] = {"@STRATEGIES@", "@CELLS@"};
+    char list[2][256];
+    bptt_strategy_names(list[0], sizeof list[0], " or ");
+    bptt_cell_names(list[1], sizeof list[1], " or ");
+    while (*text) {
+        const char *at = strchr(text, '@');
+        int k = -1;
+        for (int i = 0; at && i < 2; i++)
+            if (strncmp(at, keys[i], strlen(keys[i])) == 0)
+                k = i;
+        if (k < 0) {
+            const size_t n = at ? (size_t)(at - text) + 1 : strlen(text);
+            fwrite(text, 1, n, f);
+            text += n;
+            continue;
+        }
+        fwrite(text, 1, (size_t)(at - text), f);
+        fputs(list[k], f);
+        text = at + strlen(keys[k]);
+    }
+}
+
+int cli_unknown_strategy(const char *cmd, const char *opt, const char *name)
+{
+    char list[256];
+    bptt_strategy_names(list, sizeof list, " or ");
+    return cli_error(EXIT_USAGE, cmd, "%s: unknown strategy '%s' (use %s)",
+                     opt, name, list);
+}
+
+int cli_unknown_cell(const char *cmd, const char *opt, const char *name)
+{
+    char list[256];
+    bptt_cell_names(list, sizeof list, " or ");
+    return cli_error(EXIT_USAGE, cmd, "%s: unknown cell '%s' (use %s)", opt,
+                     name, list);
 }
 
 int cli_parse_format(const char *cmd, const char *text,

@@ -29,6 +29,7 @@
 #include <math.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1132,6 +1133,33 @@ const bptt_strategy *bptt_strategy_find(const char *name)
         if (strcmp(bptt_strategies[i]->name, name) == 0)
             return bptt_strategies[i];
     return NULL;
+}
+
+size_t bptt_names_text(char *buf, size_t cap, const char *const *names,
+                       size_t n, const char *last)
+{
+    size_t len = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        const char *sep = i == 0 ? "" : i + 1 == n ? last : ", ";
+        const size_t at = len < cap ? len : cap;
+        const int k = snprintf(cap ? buf + at : NULL, cap - at, "%s%s", sep,
+                               names[i]);
+        len += k > 0 ? (size_t)k : 0;
+    }
+    return len;
+}
+
+size_t bptt_strategy_names(char *buf, size_t cap, const char *last)
+{
+    const char *names[16];
+    size_t n = 0;
+    while (bptt_strategies[n] && n < 16) {
+        names[n] = bptt_strategies[n]->name;
+        n++;
+    }
+    return bptt_names_text(buf, cap, names, n, last);
 }
 
 /* ---- the table object ---------------------------------------------------- */

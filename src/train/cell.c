@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bptt.h"
 #include "cell.h"
 #include "fastmath.h"
 
@@ -534,11 +535,24 @@ const bptt_cell_type bptt_cell_lstm = {
     "lstm", 4, 2, 7, lstm_forward, lstm_backward, lstm_state_from_internal,
     lstm_h_only};
 
+const bptt_cell_type *const bptt_cells[] = {&bptt_cell_lstm, &bptt_cell_rnn,
+                                             NULL};
+
 const bptt_cell_type *bptt_cell_find(const char *name)
 {
-    if (strcmp(name, "rnn") == 0)
-        return &bptt_cell_rnn;
-    if (strcmp(name, "lstm") == 0)
-        return &bptt_cell_lstm;
+    for (size_t i = 0; bptt_cells[i]; i++)
+        if (strcmp(bptt_cells[i]->name, name) == 0)
+            return bptt_cells[i];
     return NULL;
+}
+
+size_t bptt_cell_names(char *buf, size_t cap, const char *last)
+{
+    const char *names[16];
+    size_t n = 0;
+    while (bptt_cells[n] && n < 16) {
+        names[n] = bptt_cells[n]->name;
+        n++;
+    }
+    return bptt_names_text(buf, cap, names, n, last);
 }

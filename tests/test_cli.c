@@ -507,10 +507,10 @@ static const bad_case bad_cases[] = {
     RUN(2, "cannot read '/nonexistent/file'", R("--task",
                                                "text:/nonexistent/file")),
     RUN(2, "is empty", R("--task", "text:empty.txt")),
-    RUN(2, "fewer than --length + 1", R("--task", "text:short.txt")),
+    RUN(2, "fewer than length + 1", R("--task", "text:short.txt")),
     RUN(2, "is a directory", R("--task", "text:adir")),
     RUN(2, "not a regular file or a pipe", R("--task", "text:/dev/zero")),
-    RUN(2, "adding task needs --length 2", "--length", "1", "--task",
+    RUN(2, "adding task needs a length of 2", "--length", "1", "--task",
         "adding"),
     /* --optimizer */
     RUN(2, "needs a value", R("--optimizer")),

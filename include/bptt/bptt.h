@@ -26,7 +26,8 @@ enum bptt_status {
     BPTT_ENOMEM,      /* an allocation failed */
     BPTT_EINFEASIBLE, /* the budget is below the smallest feasible one */
     BPTT_EBADPLAN,    /* the validator rejected a plan */
-    BPTT_ETOOBIG      /* sizes whose tables or plans would not fit */
+    BPTT_ETOOBIG,     /* sizes whose tables or plans would not fit */
+    BPTT_ENONFINITE   /* training made a NaN or an infinity (session.h) */
 };
 
 const char *bptt_strerror(int status);

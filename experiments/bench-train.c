@@ -8,7 +8,7 @@
  *     kernel, with no elementwise work between them: `sgemm`,
  *     the weight gradient in blocks of K steps as the model adds it), and
  *     on the calls of an iteration that adds the weight gradient every
- *     step (`sgemm1`, K = 1: the shapes before issue 5);
+ *     step (`sgemm1`, K = 1: a weight-gradient GEMM of B rows per step);
  *   - the time of MSM at 5% and 10% of full BPTT's checkpoint bytes and of
  *     Chen's sqrt(t), relative to full BPTT.
  * Strategies are timed in rounds (full, msm 5%, msm 10%, chen, full, ...),

@@ -1350,6 +1350,7 @@ START_TEST(test_run_json)
     const char *fields[] = {
         "\"cell\":\"rnn\"", "\"layers\":1", "\"hidden\":8",
         "\"batch\":2", "\"length\":30", "\"strategy\":\"msm\"",
+        "\"memory_given\":\"10%\",", "\"record_format\":1,",
         "\"memory_budget_bytes\":", "\"alpha\":2,", "\"forward_ops\":",
         "\"backward_ops\":30", "\"checkpoint_peak_bytes\":",
         "\"full_checkpoint_bytes\":", "\"working_peak_bytes\":",
@@ -1577,7 +1578,7 @@ static const char py_check[] =
     "    body = text[text.index('\\n') + 1:]\n"
     "    rows = list(csv.reader(io.StringIO(body, newline='')))\n"
     "    assert len(rows) == 2, (cf, rows)\n"
-    "    assert len(rows[0]) == len(rows[1]) == 48, (cf, rows)\n"
+    "    assert len(rows[0]) == len(rows[1]) == 49, (cf, rows)\n"
     "    got = rows[1][rows[0].index('task')]\n"
     "    want = raw.decode('latin-1')\n"
     "    assert got == want, (cf, got, want)\n";

@@ -496,8 +496,9 @@ START_TEST(test_plan_output)
     char *text = slurp("a.jsonl", &n);
     ck_assert_ptr_nonnull(text);
     ck_assert_int_eq(count_lines(text), 1 + PLAN_POINTS);
-    ck_assert_msg(strncmp(text, "{\"meta\":{\"version\":", 19) == 0, "%.80s",
-                  text);
+    ck_assert_msg(strncmp(text, "{\"meta\":{\"record_format\":1,"
+                                "\"version\":", 36) == 0,
+                  "%.80s", text);
     const char *header_fields[] = {
         "\"git_revision\":", "\"compiler\":", "\"cflags\":", "\"blas\":",
         "\"blas_threads\":", "\"cpu_model\":", "\"date\":\"2023-11-14T22:13:20Z\"",

@@ -6,6 +6,12 @@
 
 #include <stddef.h>
 
+/* The format of bptt's records (bptt run's result, bptt sweep's files),
+ * carried by every one as "record_format" in its metadata: raised when a
+ * field is renamed, removed or changes meaning (adding a field does not
+ * raise it), so that a reader can refuse what it does not know. */
+#define BPTT_RECORD_FORMAT 1
+
 typedef struct {
     char version[32];
     char git_revision[64];
@@ -36,7 +42,8 @@ void bptt_meta_collect(bptt_meta *m);
  * returns. */
 int bptt_meta_blas_text(const bptt_meta *m, char *buf, size_t cap);
 
-/* The fields as JSON members without braces ("version":"...",...), escaped;
+/* The fields as JSON members without braces ("record_format":1,
+ * "version":"...",...), escaped;
  * returns the length snprintf would write (output truncated at cap).  A
  * buffer of BPTT_META_JSON_MAX bytes always suffices (every field byte
  * escaped as \u00XX); real metadata takes a few hundred. */

@@ -405,6 +405,7 @@ static size_t collect(const run_args *a, const run_result *r, field *f)
     FI("classes", r->classes);
     FS("task", a->task);
     FS("strategy", a->strategy->name);
+    FS("memory_given", a->memory);
     FI("memory_budget_bytes", r->budget_bytes);
     FD("alpha", (double)r->internal_bytes / (double)r->hidden_bytes);
     FI("hidden_state_bytes", r->hidden_bytes);

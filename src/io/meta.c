@@ -207,6 +207,7 @@ static void out_member_int(json_out *o, const char *key, int v)
 int bptt_meta_json(const bptt_meta *m, char *buf, size_t cap)
 {
     json_out o = {buf, buf ? cap : 0, 0};
+    out_member_int(&o, "record_format", BPTT_RECORD_FORMAT);
     MEMBER_STRING(&o, m, version);
     MEMBER_STRING(&o, m, git_revision);
     MEMBER_STRING(&o, m, compiler);

@@ -188,7 +188,7 @@ typedef struct {
 static batch_copy take_batch(bptt_task *task, size_t k)
 {
     bptt_batch b;
-    ck_assert_int_eq(bptt_task_batch(task, k, &b), BPTT_TASK_OK);
+    ck_assert_int_eq(bptt_task_batch(task, k, &b), BPTT_OK);
     batch_copy c = {b.T, b.B, b.X, NULL, NULL};
     c.x = malloc(b.T * b.B * b.X * sizeof(real));
     c.y = malloc(b.T * b.B * sizeof(int32_t));
@@ -233,8 +233,8 @@ static bptt_task *make_task(const char *spec, size_t T, size_t B, size_t X,
 {
     bptt_task *task = NULL;
     const int rc = bptt_task_alloc(&task, spec, T, B, X, seed, g_mem);
-    ck_assert_msg(rc == BPTT_TASK_OK, "bptt_task_alloc(%s, T=%zu, B=%zu, "
-                  "X=%zu): %s", spec, T, B, X, bptt_task_strerror(rc));
+    ck_assert_msg(rc == BPTT_OK, "bptt_task_alloc(%s, T=%zu, B=%zu, "
+                  "X=%zu): %s", spec, T, B, X, bptt_strerror(rc));
     ck_assert_ptr_nonnull(task);
     return task;
 }
@@ -318,7 +318,7 @@ START_TEST(test_copy_definition)
             ck_assert_str_eq(bptt_task_name(task), "copy");
             for (size_t k = 0; k < 3; k++) {
                 bptt_batch bt;
-                ck_assert_int_eq(bptt_task_batch(task, k, &bt), BPTT_TASK_OK);
+                ck_assert_int_eq(bptt_task_batch(task, k, &bt), BPTT_OK);
                 ck_assert_uint_eq(bt.T, T);
                 ck_assert_uint_eq(bt.B, B);
                 ck_assert_uint_eq(bt.X, X);
@@ -351,7 +351,7 @@ START_TEST(test_copy_lag_20)
 {
     bptt_task *task = make_task("copy", 20, 1, 4, 1);
     bptt_batch bt;
-    ck_assert_int_eq(bptt_task_batch(task, 0, &bt), BPTT_TASK_OK);
+    ck_assert_int_eq(bptt_task_batch(task, 0, &bt), BPTT_OK);
     for (size_t t = 0; t < 5; t++)
         ck_assert_int_eq(bt.y[t], 0);
     for (size_t t = 5; t < 20; t++)
@@ -382,7 +382,7 @@ START_TEST(test_adding_definition)
         ck_assert_str_eq(bptt_task_name(task), "adding");
         for (size_t k = 0; k < 5; k++) {
             bptt_batch bt;
-            ck_assert_int_eq(bptt_task_batch(task, k, &bt), BPTT_TASK_OK);
+            ck_assert_int_eq(bptt_task_batch(task, k, &bt), BPTT_OK);
             ck_assert_uint_eq(bt.X, 2);
             for (size_t b = 0; b < B; b++) {
                 int markers = 0;
@@ -473,7 +473,7 @@ START_TEST(test_text_definition)
     ck_assert_str_eq(bptt_task_name(task), "text");
     for (size_t k = 0; k < 10; k++) {
         bptt_batch bt;
-        ck_assert_int_eq(bptt_task_batch(task, k, &bt), BPTT_TASK_OK);
+        ck_assert_int_eq(bptt_task_batch(task, k, &bt), BPTT_OK);
         check_text_batch(&bt, (const unsigned char *)TEXT, n);
     }
     bptt_task_free(task);
@@ -492,7 +492,7 @@ START_TEST(test_text_exact_length)
     text_spec(spec, sizeof spec, "exact.txt", 11);
     bptt_task *task = make_task(spec, 10, 3, 0, 1);
     bptt_batch bt;
-    ck_assert_int_eq(bptt_task_batch(task, 0, &bt), BPTT_TASK_OK);
+    ck_assert_int_eq(bptt_task_batch(task, 0, &bt), BPTT_OK);
     check_text_batch(&bt, (const unsigned char *)TEXT, 11);
     for (size_t b = 1; b < 3; b++)
         ck_assert_int_eq(bt.y[9 * 3 + b], bt.y[9 * 3]);
@@ -537,7 +537,7 @@ START_TEST(test_text_pipe)
     ck_assert_uint_eq(data_bytes(),
                       n + 50 * 4 * 26 * sizeof(real) + 50 * 4 * 4);
     bptt_batch bt;
-    ck_assert_int_eq(bptt_task_batch(task, 0, &bt), BPTT_TASK_OK);
+    ck_assert_int_eq(bptt_task_batch(task, 0, &bt), BPTT_OK);
     check_text_batch(&bt, bytes, n);
     bptt_task_free(task);
     free(bytes);
@@ -554,7 +554,7 @@ static void expect_error(const char *spec, size_t T, size_t B, size_t X,
     bptt_task *task = (bptt_task *)(void *)&sentinel; /* must become NULL */
     const int rc = bptt_task_alloc(&task, spec, T, B, X, 1, g_mem);
     ck_assert_msg(rc == want, "%s T=%zu B=%zu X=%zu: got %d (%s), want %d",
-                  spec ? spec : "(null)", T, B, X, rc, bptt_task_strerror(rc),
+                  spec ? spec : "(null)", T, B, X, rc, bptt_strerror(rc),
                   want);
     ck_assert_ptr_null(task);
     ck_assert_uint_eq(total_bytes(), 0);
@@ -562,59 +562,63 @@ static void expect_error(const char *spec, size_t T, size_t B, size_t X,
 
 START_TEST(test_errors)
 {
-    expect_error("cpy", 10, 2, 0, BPTT_TASK_UNKNOWN);
-    expect_error("", 10, 2, 0, BPTT_TASK_UNKNOWN);
-    expect_error("text", 10, 2, 0, BPTT_TASK_UNKNOWN);
-    expect_error("Copy", 10, 2, 0, BPTT_TASK_UNKNOWN);
-    expect_error(NULL, 10, 2, 0, BPTT_TASK_UNKNOWN);
+    expect_error("cpy", 10, 2, 0, BPTT_EUNKNOWN);
+    expect_error("", 10, 2, 0, BPTT_EUNKNOWN);
+    expect_error("text", 10, 2, 0, BPTT_EUNKNOWN);
+    expect_error("Copy", 10, 2, 0, BPTT_EUNKNOWN);
+    expect_error(NULL, 10, 2, 0, BPTT_EUNKNOWN);
 
-    expect_error("adding", 10, 2, 3, BPTT_TASK_BAD_INPUT);
-    expect_error("adding", 10, 2, 1, BPTT_TASK_BAD_INPUT);
-    expect_error("adding", 1, 2, 0, BPTT_TASK_BAD_INPUT); /* two markers */
-    expect_error("copy", 10, 2, 1, BPTT_TASK_BAD_INPUT);
-    expect_error("copy", 0, 2, 0, BPTT_TASK_BAD_INPUT);
-    expect_error("copy", 10, 0, 0, BPTT_TASK_BAD_INPUT);
-    expect_error("adding", 0, 2, 0, BPTT_TASK_BAD_INPUT);
+    expect_error("adding", 10, 2, 3, BPTT_EINVAL);
+    expect_error("adding", 10, 2, 1, BPTT_EINVAL);
+    expect_error("adding", 1, 2, 0, BPTT_EINVAL); /* two markers */
+    expect_error("copy", 10, 2, 1, BPTT_EINVAL);
+    expect_error("copy", 0, 2, 0, BPTT_EINVAL);
+    expect_error("copy", 10, 0, 0, BPTT_EINVAL);
+    expect_error("adding", 0, 2, 0, BPTT_EINVAL);
 
-    expect_error("copy", SIZE_MAX / 2, 4, 0, BPTT_TASK_TOOBIG);
-    expect_error("copy", SIZE_MAX / 32, 1, 16, BPTT_TASK_TOOBIG);
-    expect_error("adding", SIZE_MAX / 4, 1, 0, BPTT_TASK_TOOBIG);
+    expect_error("copy", SIZE_MAX / 2, 4, 0, BPTT_ETOOBIG);
+    expect_error("copy", SIZE_MAX / 32, 1, 16, BPTT_ETOOBIG);
+    expect_error("adding", SIZE_MAX / 4, 1, 0, BPTT_ETOOBIG);
 
     char spec[PATH_MAX + 8], path[PATH_MAX];
     path_in(path, sizeof path, "missing.txt");
     snprintf(spec, sizeof spec, "text:%s", path);
-    expect_error(spec, 10, 2, 0, BPTT_TASK_FILE);
+    expect_error(spec, 10, 2, 0, BPTT_EFILE);
     snprintf(spec, sizeof spec, "text:%s", g_dir); /* a directory */
-    expect_error(spec, 10, 2, 0, BPTT_TASK_FILE);
-    expect_error("text:", 10, 2, 0, BPTT_TASK_FILE);
+    expect_error(spec, 10, 2, 0, BPTT_EFILE);
+    expect_error("text:", 10, 2, 0, BPTT_EFILE);
 
     text_spec(spec, sizeof spec, "short.txt", 10); /* T + 1 = 11 needed */
-    expect_error(spec, 10, 2, 0, BPTT_TASK_SHORT_FILE);
+    expect_error(spec, 10, 2, 0, BPTT_ESHORT);
     text_spec(spec, sizeof spec, "empty.txt", 0);
-    expect_error(spec, 10, 2, 0, BPTT_TASK_SHORT_FILE);
-    expect_error(spec, 1, 1, 0, BPTT_TASK_SHORT_FILE);
+    expect_error(spec, 10, 2, 0, BPTT_ESHORT);
+    expect_error(spec, 1, 1, 0, BPTT_ESHORT);
 
     text_spec(spec, sizeof spec, "t.txt", sizeof TEXT - 1);
-    expect_error(spec, 10, 2, 2, BPTT_TASK_BAD_INPUT); /* X != V */
+    expect_error(spec, 10, 2, 2, BPTT_EINVAL); /* X != V */
 
     /* NULL arguments */
     ck_assert_int_eq(bptt_task_alloc(NULL, "copy", 4, 1, 0, 1, g_mem),
-                     BPTT_TASK_BAD_INPUT);
+                     BPTT_EINVAL);
     bptt_task *task = NULL;
     ck_assert_int_eq(bptt_task_alloc(&task, "copy", 4, 1, 0, 1, NULL),
-                     BPTT_TASK_BAD_INPUT);
+                     BPTT_EINVAL);
     ck_assert_ptr_null(task);
     task = make_task("copy", 4, 1, 0, 1);
-    ck_assert_int_eq(bptt_task_batch(task, 0, NULL), BPTT_TASK_BAD_INPUT);
+    ck_assert_int_eq(bptt_task_batch(task, 0, NULL), BPTT_EINVAL);
     bptt_task_free(task);
     bptt_task_free(NULL);
 
-    for (int e = BPTT_TASK_OK; e <= BPTT_TASK_TOOBIG; e++) {
-        const char *s = bptt_task_strerror(e);
+    /* one to-string for every status, each its own text */
+    for (int e = BPTT_OK; e <= BPTT_ENONFINITE; e++) {
+        const char *s = bptt_strerror(e);
         ck_assert(s != NULL && *s != '\0');
-        ck_assert_str_ne(s, "unknown error");
+        ck_assert_str_ne(s, "unknown status");
+        for (int f = BPTT_OK; f < e; f++)
+            ck_assert_str_ne(s, bptt_strerror(f));
     }
-    ck_assert_str_eq(bptt_task_strerror(-1), "unknown error");
+    ck_assert_str_eq(bptt_strerror(-1), "unknown status");
+    ck_assert_str_eq(bptt_strerror(BPTT_ENONFINITE + 1), "unknown status");
 }
 END_TEST
 
@@ -626,7 +630,7 @@ START_TEST(test_memory_exact)
     ck_assert_uint_eq(data_bytes(), 12 * 5 * 7 * sizeof(real) + 12 * 5 * 4);
     ck_assert_uint_eq(total_bytes(), data_bytes());
     bptt_batch bt;
-    ck_assert_int_eq(bptt_task_batch(task, 0, &bt), BPTT_TASK_OK);
+    ck_assert_int_eq(bptt_task_batch(task, 0, &bt), BPTT_OK);
     ck_assert_uint_eq(data_bytes(), 12 * 5 * 7 * sizeof(real) + 12 * 5 * 4);
     bptt_task_free(task);
     ck_assert_uint_eq(total_bytes(), 0);
@@ -652,14 +656,14 @@ static void check_alloc_failures(const char *spec, size_t T, size_t B)
         bptt_task *task = NULL;
         const int rc = bptt_task_alloc(&task, spec, T, B, 0, 1, g_mem);
         bptt_mem_fail_at(g_mem, 0);
-        if (rc == BPTT_TASK_OK) {
+        if (rc == BPTT_OK) {
             ck_assert_uint_ge(n, 3); /* x, y and (text) the file at least */
             bptt_task_free(task);
             ck_assert_uint_eq(total_bytes(), 0);
             return;
         }
-        ck_assert_msg(rc == BPTT_TASK_NOMEM, "%s, allocation %zu fails: %s",
-                      spec, n, bptt_task_strerror(rc));
+        ck_assert_msg(rc == BPTT_ENOMEM, "%s, allocation %zu fails: %s",
+                      spec, n, bptt_strerror(rc));
         ck_assert_ptr_null(task);
         ck_assert_uint_eq(total_bytes(), 0);
     }
@@ -1019,7 +1023,7 @@ START_TEST(test_meta_json_escaping)
     memset(m.date, 'Z', sizeof m.date);
 
     static const char want[] =
-        "\"version\":\"1.0 \\\"beta\\\"\","
+        "\"record_format\":1,\"version\":\"1.0 \\\"beta\\\"\","
         "\"git_revision\":\"back\\\\slash\","
         "\"compiler\":\"tab\\there\\nnl\\u0001\\u001f\","
         "\"cflags\":\"-O2 -DNAME=\\\"x\\\"\","
@@ -1044,7 +1048,7 @@ START_TEST(test_meta_json_escaping)
     char small[10];
     memset(small, 'x', sizeof small);
     ck_assert_int_eq(bptt_meta_json(&m, small, sizeof small), len);
-    ck_assert_str_eq(small, "\"version\"");
+    ck_assert_str_eq(small, "\"record_f");
 }
 END_TEST
 

@@ -26,10 +26,20 @@ enum bptt_status {
     BPTT_ENOMEM,      /* an allocation failed */
     BPTT_EINFEASIBLE, /* the budget is below the smallest feasible one */
     BPTT_EBADPLAN,    /* the validator rejected a plan */
-    BPTT_ETOOBIG,     /* sizes whose tables or plans would not fit */
+    BPTT_ETOOBIG,     /* sizes whose tables, plans or buffers would not
+                         fit */
+    BPTT_EUNKNOWN,    /* an unknown name (a task: not copy, adding or
+                         text:FILE) */
+    BPTT_EFILE,       /* a file that cannot be read */
+    BPTT_ESHORT,      /* an input too short for the work (a text shorter
+                         than the length + 1) */
+    BPTT_ENAN,        /* a value is NaN (finite.h) */
+    BPTT_EINF,        /* a value is +inf or -inf (finite.h) */
     BPTT_ENONFINITE   /* training made a NaN or an infinity (session.h) */
 };
 
+/* What a status means, for people; the one to-string of every library
+ * function's status (planner, training, data, NaN checks). */
 const char *bptt_strerror(int status);
 
 /* ---- plans: sequences of actions (doc/design.md 2) ------------------- */

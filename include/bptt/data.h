@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bptt.h"
 #include "mem.h"
 #include "real.h"
 
@@ -41,23 +42,17 @@ typedef struct {
 
 typedef struct bptt_task bptt_task;
 
-enum bptt_task_error {
-    BPTT_TASK_OK = 0,
-    BPTT_TASK_UNKNOWN,    /* spec is not copy, adding or text:FILE */
-    BPTT_TASK_BAD_INPUT,  /* T or B is 0, adding with T < 2, X does not suit
-                             the task (see bptt_task_alloc), or out or mem
-                             is NULL */
-    BPTT_TASK_FILE,       /* FILE unreadable */
-    BPTT_TASK_SHORT_FILE, /* FILE shorter than T + 1 bytes or empty */
-    BPTT_TASK_NOMEM,
-    BPTT_TASK_TOOBIG /* a buffer size, T * B * X * sizeof(real), overflows
-                        size_t */
-};
+/* Status codes: those of bptt.h (bptt_strerror).  BPTT_EUNKNOWN: spec is
+ * not copy, adding or text:FILE; BPTT_EINVAL: T or B is 0, adding with
+ * T < 2, X does not suit the task (see bptt_task_alloc), or out or mem is
+ * NULL; BPTT_EFILE: FILE unreadable; BPTT_ESHORT: FILE shorter than T + 1
+ * bytes or empty; BPTT_ENOMEM; BPTT_ETOOBIG: a buffer size, T * B * X *
+ * sizeof(real), overflows size_t. */
 
 /* spec: "copy", "adding" or "text:FILE".  input_width: X wanted; 0 picks
  * the task's natural width (copy: 16; adding: 2; text: vocabulary size);
  * a nonzero X that the task cannot use (adding with X != 2, text with X !=
- * vocabulary size, copy with X < 2) gives BPTT_TASK_BAD_INPUT.
+ * vocabulary size, copy with X < 2) gives BPTT_EINVAL.
  * Batch buffers come from mem (category BPTT_MEM_DATA); mem must outlive
  * the task.  On failure *out is NULL and nothing is left allocated. */
 int bptt_task_alloc(bptt_task **out, const char *spec, size_t T, size_t B,
@@ -69,8 +64,8 @@ size_t bptt_task_classes(const bptt_task *task);       /* V */
 const char *bptt_task_name(const bptt_task *task);     /* "copy", ... */
 /* The batch with index k (k = 0, 1, ...): same k, same batch.  out's
  * pointers point into buffers the task owns: valid until the next call or
- * bptt_task_free, overwritten by the next call.  Returns BPTT_TASK_OK (or
- * BPTT_TASK_BAD_INPUT for NULL arguments). */
+ * bptt_task_free, overwritten by the next call.  Returns BPTT_OK (or
+ * BPTT_EINVAL for NULL arguments). */
 int bptt_task_batch(bptt_task *task, size_t k, bptt_batch *out);
 
 /* The task's sizes before anything is allocated or read, and whether
@@ -79,7 +74,7 @@ int bptt_task_batch(bptt_task *task, size_t k, bptt_batch *out);
  * vocabulary is known only once the file is read: then both are the
  * largest it can be, 256 or the file's length, or input_width when given)
  * and *file_bytes (the text file's size, which the task will hold; 0
- * otherwise).  Returns BPTT_TASK_OK or the error, with one sentence for
+ * otherwise).  Returns BPTT_OK or the error, with one sentence for
  * people in why[cap] (NUL-terminated, cut to fit; may be NULL): what is
  * wrong and what would work, naming sizes, not options ("the copy task
  * needs an input width of 2 or more ..."). */
@@ -87,7 +82,5 @@ int bptt_task_check(const char *spec, size_t T, size_t input_width,
                     size_t *X, size_t *V, double *file_bytes, char *why,
                     size_t cap);
 
-/* For error messages: what an enum bptt_task_error means. */
-const char *bptt_task_strerror(int err);
 
 #endif

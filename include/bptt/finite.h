@@ -13,14 +13,13 @@
 
 #include <stddef.h>
 
+#include "bptt.h"
 #include "model.h"
 #include "real.h"
 
-enum bptt_finite_status {
-    BPTT_FINITE_OK = 0, /* every value is finite */
-    BPTT_FINITE_NAN,    /* the first value that is not finite is a NaN */
-    BPTT_FINITE_INF     /* ... is +inf or -inf */
-};
+/* Verdicts are status codes of bptt.h: BPTT_OK (every value finite),
+ * BPTT_ENAN (the first value that is not finite is a NaN), BPTT_EINF (it
+ * is +inf or -inf); bptt_strerror says "NaN" or "infinite". */
 
 /* Where the first value that is not finite lies. */
 typedef struct {
@@ -38,12 +37,10 @@ int bptt_finite_value(double v);
 size_t bptt_finite_first(const real *a, size_t n);
 
 /* Scans arena (m->params or m->grads: n_params reals, laid out by m's
- * tensor table).  BPTT_FINITE_OK, or the kind of the first value that is
+ * tensor table).  BPTT_OK, or the kind of the first value that is
  * not finite, with *where filled (where may be NULL). */
 int bptt_finite_scan(const bptt_model *m, const real *arena,
                      bptt_nonfinite *where);
 
-/* "finite", "NaN" or "infinite": what a status means. */
-const char *bptt_finite_str(int status);
 
 #endif

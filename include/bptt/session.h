@@ -66,8 +66,10 @@ typedef struct bptt_session bptt_session;
 
 /* Makes the session: task, model (parameters drawn from the seed) and
  * optimizer, all from mem (which must outlive it).  BPTT_OK; BPTT_EINVAL
- * with why[cap] filled for a description it cannot make; BPTT_ENOMEM when
- * a tracked allocation fails (nothing is left allocated). */
+ * with why[cap] filled for a description it cannot make; the task's status
+ * when its file changed since it was sized (BPTT_EFILE, BPTT_ESHORT);
+ * BPTT_ENOMEM when a tracked allocation fails (nothing is left
+ * allocated). */
 int bptt_session_open(bptt_session **out, const bptt_session_spec *spec,
                       bptt_mem *mem, char *why, size_t cap);
 void bptt_session_close(bptt_session *s); /* accepts NULL */
@@ -89,7 +91,7 @@ int bptt_session_fetch(bptt_session *s, size_t k);
 typedef struct {
     const char *arena;    /* "loss", "gradient" or "parameter" (after the
                              update) */
-    int status;           /* BPTT_FINITE_NAN or BPTT_FINITE_INF */
+    int status;           /* BPTT_ENAN or BPTT_EINF */
     bptt_nonfinite where; /* the tensor, row and column (not for the loss) */
 } bptt_session_fault;
 

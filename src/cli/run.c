@@ -776,13 +776,13 @@ static int diverged(run_state *s, int64_t it, const bptt_session_fault *f)
         snprintf(more, sizeof more, " (and %zu more values)", w->count - 1);
     if (strcmp(f->arena, "loss") == 0)
         snprintf(what, sizeof what, "the loss is %s",
-                 bptt_finite_str(f->status));
+                 bptt_strerror(f->status));
     else
         snprintf(what, sizeof what, "%s%s %s[%zu, %zu] is %s%s",
                  strcmp(f->arena, "parameter") == 0 ? "after the update, "
                                                     : "",
                  f->arena, *w->tensor ? w->tensor : "?", w->row, w->col,
-                 bptt_finite_str(f->status), more);
+                 bptt_strerror(f->status), more);
     return stopped(s, 1, "iteration %" PRId64 " of %" PRId64 ": %s; the "
                    "training diverged (try a smaller --lr than %g)", it + 1,
                    s->a->iters, what, s->a->lr);

@@ -47,6 +47,11 @@ const char *bptt_strerror(int status)
     case BPTT_EINFEASIBLE: return "budget below the smallest feasible one";
     case BPTT_EBADPLAN: return "invalid plan";
     case BPTT_ETOOBIG: return "sizes too large for this machine";
+    case BPTT_EUNKNOWN: return "unknown name";
+    case BPTT_EFILE: return "cannot read the file";
+    case BPTT_ESHORT: return "input too short";
+    case BPTT_ENAN: return "NaN";
+    case BPTT_EINF: return "infinite";
     case BPTT_ENONFINITE: return "a NaN or an infinity";
     default: return "unknown status";
     }

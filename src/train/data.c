@@ -112,7 +112,7 @@ static int mul_ok(size_t a, size_t b, size_t *out)
 /* ---- text files ------------------------------------------------------ */
 
 /* Reads the whole of path into a block from mem (exactly *len bytes; NULL
- * when the file is empty).  Returns an enum bptt_task_error. */
+ * when the file is empty).  Returns an bptt status code. */
 static int read_file(bptt_mem *mem, const char *path, unsigned char **bytes,
                      size_t *len)
 {
@@ -120,14 +120,14 @@ static int read_file(bptt_mem *mem, const char *path, unsigned char **bytes,
     *len = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return BPTT_TASK_FILE;
+        return BPTT_EFILE;
 
     /* A regular file is read into one block of its size; pipes and the
      * like into blocks that double. */
     struct stat st;
     if (fstat(fileno(f), &st) != 0 || S_ISDIR(st.st_mode)) {
         fclose(f);
-        return BPTT_TASK_FILE;
+        return BPTT_EFILE;
     }
     size_t cap = 4096;
     if (S_ISREG(st.st_mode) && st.st_size > 0 &&
@@ -137,10 +137,10 @@ static int read_file(bptt_mem *mem, const char *path, unsigned char **bytes,
     unsigned char *buf = bptt_mem_get(mem, BPTT_MEM_DATA, cap);
     if (!buf) {
         fclose(f);
-        return BPTT_TASK_NOMEM;
+        return BPTT_ENOMEM;
     }
     size_t n = 0;
-    int status = BPTT_TASK_OK;
+    int status = BPTT_OK;
     for (;;) {
         n += fread(buf + n, 1, cap - n, f);
         if (n < cap)
@@ -149,12 +149,12 @@ static int read_file(bptt_mem *mem, const char *path, unsigned char **bytes,
         if (c == EOF)
             break;
         if (cap > SIZE_MAX / 2) {
-            status = BPTT_TASK_TOOBIG;
+            status = BPTT_ETOOBIG;
             break;
         }
         unsigned char *bigger = bptt_mem_get(mem, BPTT_MEM_DATA, 2 * cap);
         if (!bigger) {
-            status = BPTT_TASK_NOMEM;
+            status = BPTT_ENOMEM;
             break;
         }
         memcpy(bigger, buf, n);
@@ -163,27 +163,27 @@ static int read_file(bptt_mem *mem, const char *path, unsigned char **bytes,
         cap *= 2;
         buf[n++] = (unsigned char)c;
     }
-    if (status == BPTT_TASK_OK && ferror(f))
-        status = BPTT_TASK_FILE;
+    if (status == BPTT_OK && ferror(f))
+        status = BPTT_EFILE;
     fclose(f);
-    if (status == BPTT_TASK_OK && n != cap && n > 0) {
+    if (status == BPTT_OK && n != cap && n > 0) {
         /* Keep exactly n tracked bytes. */
         unsigned char *exact = bptt_mem_get(mem, BPTT_MEM_DATA, n);
         if (!exact) {
-            status = BPTT_TASK_NOMEM;
+            status = BPTT_ENOMEM;
         } else {
             memcpy(exact, buf, n);
             bptt_mem_put(mem, buf);
             buf = exact;
         }
     }
-    if (status != BPTT_TASK_OK || n == 0) {
+    if (status != BPTT_OK || n == 0) {
         bptt_mem_put(mem, buf);
         return status;
     }
     *bytes = buf;
     *len = n;
-    return BPTT_TASK_OK;
+    return BPTT_OK;
 }
 
 /* ---- alloc and free -------------------------------------------------- */
@@ -207,29 +207,29 @@ static int task_setup(bptt_task *task, const char *spec, size_t input_width)
         task->kind = TASK_COPY;
         task->X = input_width ? input_width : COPY_DEFAULT_WIDTH;
         if (task->X < 2 || task->X > INT32_MAX)
-            return BPTT_TASK_BAD_INPUT;
+            return BPTT_EINVAL;
         task->V = task->X;
         task->lag = task->T / 4 > 1 ? task->T / 4 : 1;
-        return BPTT_TASK_OK;
+        return BPTT_OK;
     }
     if (strcmp(spec, "adding") == 0) {
         task->kind = TASK_ADDING;
         if (input_width != 0 && input_width != ADDING_WIDTH)
-            return BPTT_TASK_BAD_INPUT;
+            return BPTT_EINVAL;
         if (task->T < 2)
-            return BPTT_TASK_BAD_INPUT;
+            return BPTT_EINVAL;
         task->X = ADDING_WIDTH;
         task->V = ADDING_CLASSES;
-        return BPTT_TASK_OK;
+        return BPTT_OK;
     }
     if (strncmp(spec, TEXT_PREFIX, strlen(TEXT_PREFIX)) == 0) {
         task->kind = TASK_TEXT;
         const int rc = read_file(task->mem, spec + strlen(TEXT_PREFIX),
                                  &task->text, &task->text_len);
-        if (rc != BPTT_TASK_OK)
+        if (rc != BPTT_OK)
             return rc;
         if (task->text_len == 0 || task->text_len - 1 < task->T)
-            return BPTT_TASK_SHORT_FILE;
+            return BPTT_ESHORT;
         int present[256] = {0};
         for (size_t i = 0; i < task->text_len; i++)
             present[task->text[i]] = 1;
@@ -239,10 +239,10 @@ static int task_setup(bptt_task *task, const char *spec, size_t input_width)
         task->V = (size_t)v;
         task->X = task->V;
         if (input_width != 0 && input_width != task->V)
-            return BPTT_TASK_BAD_INPUT;
-        return BPTT_TASK_OK;
+            return BPTT_EINVAL;
+        return BPTT_OK;
     }
-    return BPTT_TASK_UNKNOWN;
+    return BPTT_EUNKNOWN;
 }
 
 /* why[cap] as printf would; returns err. */
@@ -269,54 +269,54 @@ int bptt_task_check(const char *spec, size_t T, size_t input_width,
     if (strcmp(spec, "copy") == 0) {
         *X = *V = input_width ? input_width : COPY_DEFAULT_WIDTH;
         if (*X < 2 || *X > INT32_MAX)
-            return task_why(BPTT_TASK_BAD_INPUT, why, cap,
+            return task_why(BPTT_EINVAL, why, cap,
                             "input width %zu does not suit the copy task "
                             "(it needs 2 or more: the blank and at least one "
                             "symbol)", input_width);
-        return BPTT_TASK_OK;
+        return BPTT_OK;
     }
     if (strcmp(spec, "adding") == 0) {
         if (input_width && input_width != ADDING_WIDTH)
-            return task_why(BPTT_TASK_BAD_INPUT, why, cap,
+            return task_why(BPTT_EINVAL, why, cap,
                             "input width %zu does not suit the adding task "
                             "(its input is %d wide, a value and a marker)",
                             input_width, ADDING_WIDTH);
         if (T < 2)
-            return task_why(BPTT_TASK_BAD_INPUT, why, cap,
+            return task_why(BPTT_EINVAL, why, cap,
                             "the adding task needs a length of 2 or more "
                             "(two steps are marked)");
         *X = ADDING_WIDTH;
         *V = ADDING_CLASSES;
-        return BPTT_TASK_OK;
+        return BPTT_OK;
     }
     const size_t np = strlen(TEXT_PREFIX);
     if (strncmp(spec, TEXT_PREFIX, np) != 0)
-        return task_why(BPTT_TASK_UNKNOWN, why, cap,
+        return task_why(BPTT_EUNKNOWN, why, cap,
                         "unknown task '%s' (use copy, adding or text:FILE)",
                         spec);
     const char *path = spec + np;
     struct stat sb;
     if (!*path)
-        return task_why(BPTT_TASK_FILE, why, cap,
+        return task_why(BPTT_EFILE, why, cap,
                         "task text: names no file (give text:FILE)");
     if (stat(path, &sb) != 0 || access(path, R_OK) != 0)
-        return task_why(BPTT_TASK_FILE, why, cap, "cannot read '%s' (%s)",
+        return task_why(BPTT_EFILE, why, cap, "cannot read '%s' (%s)",
                         path, strerror(errno));
     if (S_ISDIR(sb.st_mode))
-        return task_why(BPTT_TASK_FILE, why, cap,
+        return task_why(BPTT_EFILE, why, cap,
                         "'%s' is a directory (give a text file)", path);
     if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode))
-        return task_why(BPTT_TASK_FILE, why, cap,
+        return task_why(BPTT_EFILE, why, cap,
                         "'%s' is not a regular file or a pipe (give a text "
                         "file)", path);
     double vocab = 256;
     if (S_ISREG(sb.st_mode)) {
         if (sb.st_size == 0)
-            return task_why(BPTT_TASK_SHORT_FILE, why, cap,
+            return task_why(BPTT_ESHORT, why, cap,
                             "'%s' is empty (give a text of at least length "
                             "+ 1 = %.0f bytes)", path, (double)T + 1);
         if ((double)sb.st_size < (double)T + 1)
-            return task_why(BPTT_TASK_SHORT_FILE, why, cap,
+            return task_why(BPTT_ESHORT, why, cap,
                             "'%s' has %lld bytes, fewer than length + 1 = "
                             "%.0f (give a longer text or a smaller length)",
                             path, (long long)sb.st_size, (double)T + 1);
@@ -325,47 +325,47 @@ int bptt_task_check(const char *spec, size_t T, size_t input_width,
             vocab = *file_bytes;
     }
     if (input_width && (double)input_width > vocab)
-        return task_why(BPTT_TASK_BAD_INPUT, why, cap,
+        return task_why(BPTT_EINVAL, why, cap,
                         "input width %zu does not suit the text task (its "
                         "input width is the number of distinct bytes of the "
                         "text, at most %.0f)", input_width, vocab);
     *X = *V = input_width ? input_width : (size_t)vocab;
-    return BPTT_TASK_OK;
+    return BPTT_OK;
 }
 
 int bptt_task_alloc(bptt_task **out, const char *spec, size_t T, size_t B,
                     size_t input_width, unsigned long seed, bptt_mem *mem)
 {
     if (!out)
-        return BPTT_TASK_BAD_INPUT;
+        return BPTT_EINVAL;
     *out = NULL;
     if (!spec)
-        return BPTT_TASK_UNKNOWN;
+        return BPTT_EUNKNOWN;
     if (!mem || T == 0 || B == 0)
-        return BPTT_TASK_BAD_INPUT;
+        return BPTT_EINVAL;
 
     bptt_task *task = calloc(1, sizeof *task);
     if (!task)
-        return BPTT_TASK_NOMEM;
+        return BPTT_ENOMEM;
     task->T = T;
     task->B = B;
     task->seed = seed;
     task->mem = mem;
 
     int rc = task_setup(task, spec, input_width);
-    if (rc != BPTT_TASK_OK)
+    if (rc != BPTT_OK)
         goto fail;
 
     size_t tb, x_bytes, y_bytes;
     if (!mul_ok(T, B, &tb) || !mul_ok(tb, task->X, &task->x_len) ||
         !mul_ok(task->x_len, sizeof(real), &x_bytes) ||
         !mul_ok(tb, sizeof(int32_t), &y_bytes)) {
-        rc = BPTT_TASK_TOOBIG;
+        rc = BPTT_ETOOBIG;
         goto fail;
     }
     task->y_len = tb;
 
-    rc = BPTT_TASK_NOMEM;
+    rc = BPTT_ENOMEM;
     task->x = bptt_mem_get(mem, BPTT_MEM_DATA, x_bytes);
     if (!task->x)
         goto fail;
@@ -379,7 +379,7 @@ int bptt_task_alloc(bptt_task **out, const char *spec, size_t T, size_t B,
         goto fail;
 
     *out = task;
-    return BPTT_TASK_OK;
+    return BPTT_OK;
 
 fail:
     bptt_task_free(task);
@@ -474,7 +474,7 @@ static void fill_text(bptt_task *task)
 int bptt_task_batch(bptt_task *task, size_t k, bptt_batch *out)
 {
     if (!task || !out)
-        return BPTT_TASK_BAD_INPUT;
+        return BPTT_EINVAL;
     gsl_rng_set(task->rng, batch_seed(task->seed, k));
     memset(task->x, 0, task->x_len * sizeof(real));
     memset(task->y, 0, task->y_len * sizeof(int32_t));
@@ -494,27 +494,5 @@ int bptt_task_batch(bptt_task *task, size_t k, bptt_batch *out)
     out->X = task->X;
     out->x = task->x;
     out->y = task->y;
-    return BPTT_TASK_OK;
-}
-
-const char *bptt_task_strerror(int err)
-{
-    switch (err) {
-    case BPTT_TASK_OK:
-        return "success";
-    case BPTT_TASK_UNKNOWN:
-        return "unknown task (use copy, adding or text:FILE)";
-    case BPTT_TASK_BAD_INPUT:
-        return "sizes do not suit the task (T and B >= 1; adding: T >= 2, "
-               "X = 2; copy: X >= 2; text: X = vocabulary size)";
-    case BPTT_TASK_FILE:
-        return "cannot read the text file";
-    case BPTT_TASK_SHORT_FILE:
-        return "text file is empty or shorter than T + 1 bytes";
-    case BPTT_TASK_NOMEM:
-        return "out of memory";
-    case BPTT_TASK_TOOBIG:
-        return "batch size T * B * X overflows";
-    }
-    return "unknown error";
+    return BPTT_OK;
 }

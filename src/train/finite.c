@@ -8,10 +8,10 @@
 int bptt_finite_value(double v)
 {
     if (isnan(v))
-        return BPTT_FINITE_NAN;
+        return BPTT_ENAN;
     if (isinf(v))
-        return BPTT_FINITE_INF;
-    return BPTT_FINITE_OK;
+        return BPTT_EINF;
+    return BPTT_OK;
 }
 
 size_t bptt_finite_first(const real *a, size_t n)
@@ -30,7 +30,7 @@ int bptt_finite_scan(const bptt_model *m, const real *arena,
     const size_t n = m->n_params;
     const size_t first = bptt_finite_first(arena, n);
     if (first == n)
-        return BPTT_FINITE_OK;
+        return BPTT_OK;
     const double v = (double)arena[first];
     if (where) {
         memset(where, 0, sizeof *where);
@@ -52,17 +52,4 @@ int bptt_finite_scan(const bptt_model *m, const real *arena,
         where->count = count;
     }
     return bptt_finite_value(v);
-}
-
-const char *bptt_finite_str(int status)
-{
-    switch (status) {
-    case BPTT_FINITE_OK:
-        return "finite";
-    case BPTT_FINITE_NAN:
-        return "NaN";
-    case BPTT_FINITE_INF:
-        return "infinite";
-    }
-    return "unknown";
 }

@@ -55,7 +55,7 @@ int bptt_session_size(const bptt_session_spec *sp, bptt_session_sizes *z,
     size_t X, V;
     double file_bytes;
     if (bptt_task_check(sp->task, sp->length, sp->input, &X, &V, &file_bytes,
-                        why, cap) != BPTT_TASK_OK)
+                        why, cap) != BPTT_OK)
         return BPTT_EINVAL;
     const double rb = (double)sizeof(real), T = (double)sp->length;
     const double B = (double)sp->batch, H = (double)sp->hidden;
@@ -109,9 +109,8 @@ int bptt_session_open(bptt_session **out, const bptt_session_spec *sp,
     s->mem = mem;
     const int trc = bptt_task_alloc(&s->task, sp->task, sp->length, sp->batch,
                                     sp->input, sp->seed, mem);
-    if (trc != BPTT_TASK_OK) {
-        rc = trc == BPTT_TASK_NOMEM ? BPTT_ENOMEM : BPTT_EINVAL;
-        why_text(rc, why, cap, bptt_task_strerror(trc));
+    if (trc != BPTT_OK) {
+        rc = why_text(trc, why, cap, bptt_strerror(trc));
         goto fail;
     }
     rc = bptt_model_alloc(&s->model, sp->cell, sp->layers, sp->batch,
@@ -163,7 +162,7 @@ static int scan(bptt_session *s, const real *arena, const char *name,
                 bptt_session_fault *fault)
 {
     const int fs = bptt_finite_scan(s->model, arena, &fault->where);
-    if (fs == BPTT_FINITE_OK)
+    if (fs == BPTT_OK)
         return BPTT_OK;
     fault->arena = name;
     fault->status = fs;
@@ -172,7 +171,7 @@ static int scan(bptt_session *s, const real *arena, const char *name,
 
 int bptt_session_fetch(bptt_session *s, size_t k)
 {
-    return bptt_task_batch(s->task, k, &s->batch) == BPTT_TASK_OK
+    return bptt_task_batch(s->task, k, &s->batch) == BPTT_OK
                ? BPTT_OK
                : BPTT_EINVAL;
 }
@@ -188,7 +187,7 @@ int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
     if (rc != BPTT_OK)
         return rc;
     const int fs = bptt_finite_value(stats->loss);
-    if (fs != BPTT_FINITE_OK) {
+    if (fs != BPTT_OK) {
         fault->arena = "loss";
         fault->status = fs;
         fault->where.value = stats->loss;

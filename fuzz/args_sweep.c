@@ -1,10 +1,10 @@
-/* args_sweep.c: the argument parser of `bptt sweep` for fuzz_args.c.  It
- * includes src/cli/sweep.c whole, to reach its static parse_args (options,
- * --config file, grid): what is fuzzed is the code the command runs.  For
- * grids of at most 1000 points it also runs what comes before any work
- * (plan mode: every budget against its point's smallest feasible one) or
- * --list. */
-#include "cli/sweep.c"
+/* args_sweep.c: the argument parser of `bptt sweep` for fuzz_args.c,
+ * through the command's own entry points (src/cli/sweep.h): the options,
+ * the --config file and the grid (grid.h) exactly as the command parses
+ * them.  For grids of at most 1000 points it also runs what comes before
+ * any work (plan mode: every budget against its point's smallest feasible
+ * one) or --list. */
+#include "cli/sweep.h"
 
 #include "fuzz.h"
 
@@ -13,19 +13,20 @@ int fuzz_sweep_args(int argc, char **argv)
     sweep s;
     memset(&s, 0, sizeof s);
     int help;
-    int rc = parse_args(argc, argv, &s, &help);
+    int rc = sweep_parse_args(argc, argv, &s, &help);
     FUZZ_CHECK(rc == 0 || rc == EXIT_USAGE);
     if (!help && rc == 0) {
-        FUZZ_CHECK(s.n_points >= 1 && s.n_points <= MAX_POINTS);
-        FUZZ_CHECK(s.grid != NULL && strlen(s.grid_hash) == 16);
+        const bptt_grid *g = &s.g;
+        FUZZ_CHECK(g->n_points >= 1 && g->n_points <= BPTT_GRID_MAX_POINTS);
+        FUZZ_CHECK(g->desc != NULL && strlen(g->hash) == 16);
         FUZZ_CHECK(s.action == ACT_LIST || (s.out && *s.out));
-        for (int k = 0; k < N_AXES; k++)
-            FUZZ_CHECK(!s.applies[k] || s.ax[k].n <= MAX_AXIS_VALUES);
-        if (s.n_points <= 1000) {
-            if (s.mode == IN_PLAN && s.action != ACT_LIST)
-                rc = plan_preflight(&s);
+        for (int k = 0; k < BPTT_GRID_AXES; k++)
+            FUZZ_CHECK(!g->applies[k] || g->ax[k].n <= BPTT_GRID_MAX_VALUES);
+        if (g->n_points <= 1000) {
+            if (g->mode == BPTT_GRID_PLAN && s.action != ACT_LIST)
+                rc = sweep_plan_preflight(&s);
             else if (s.action == ACT_LIST)
-                list_points(&s);
+                sweep_list(&s);
         }
     }
     FUZZ_CHECK(rc == 0 || rc == EXIT_USAGE || rc == EXIT_INFEASIBLE);

@@ -103,8 +103,9 @@ static inline int fuzz_paths_ok(int argc, char **argv)
     return 1;
 }
 
-/* args_plan.c, args_run.c, args_sweep.c: the static parse_args of each
- * subcommand (its file included whole), then the checks of fuzz_args.c.
+/* args_plan.c, args_run.c: the static parse_args of each subcommand (its
+ * file included whole); args_sweep.c: sweep_parse_args (src/cli/sweep.h);
+ * then the checks of fuzz_args.c.
  * argv[0] is the subcommand's name, as main passes it. */
 int fuzz_plan_args(int argc, char **argv);
 int fuzz_run_args(int argc, char **argv);

@@ -113,6 +113,12 @@ typedef struct {
  * and stats->bad_action set (the counts then cover the actions before it). */
 int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *stats);
 
+/* The most bytes the actions of a plan of length t and c forward ops can
+ * take: at most 4 c + t + 3 actions (each save follows an advance, each
+ * free a save, each restore precedes an advance), sizeof(bptt_action)
+ * each.  A double: it may exceed any size_t. */
+double bptt_plan_bytes_bound(size_t t, int64_t c);
+
 /* ---- strategies and their cost tables -------------------------------- */
 
 typedef struct bptt_table bptt_table;
@@ -130,7 +136,27 @@ typedef struct {
     /* Smallest feasible budget for length t with state sizes h and s
      * (and Chen's segment k, 0 for the default); no table needed. */
     int64_t (*min_budget)(size_t t, int64_t h, int64_t s, size_t k);
+    /* Forward ops of the plan for length t at a feasible budget m (h, s as
+     * above; Chen's default segment) when known without a table: INT64_MAX
+     * when too many to count; NULL when only a table knows them.  Call it
+     * through bptt_strategy_known_cost. */
+    int64_t (*known_cost)(size_t t, int64_t h, int64_t s, int64_t m);
+    unsigned flags; /* BPTT_STRATEGY_* */
 } bptt_strategy;
+
+/* bptt_strategy.flags */
+enum {
+    BPTT_STRATEGY_SEGMENT = 1u,   /* takes Chen's segment (chen_segment) */
+    BPTT_STRATEGY_FIXED_COST = 2u /* a larger budget never lowers its cost */
+};
+
+/* The strategy's known_cost, or -1 when it has none (a table is needed). */
+int64_t bptt_strategy_known_cost(const bptt_strategy *strategy, size_t t,
+                                 int64_t h, int64_t s, int64_t m);
+/* The names of the strategies whose flags include `flag`, as
+ * bptt_strategy_names writes them; returns the whole length. */
+size_t bptt_strategy_names_with(char *buf, size_t cap, unsigned flag,
+                                const char *last);
 
 /* NULL-terminated table of every strategy: full, chen, hsm, ism, msm,
  * ism-paper, msm-paper. */

@@ -101,9 +101,7 @@ int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
                 bptt_plan **plan, bptt_plan_stats *st, double *plan_seconds);
 
 /* Whether the plan of tb at budget m (feasible) fits in memory before it
- * is made: its actions are at most 4 c + t + 3 for a cost of c forward ops
- * (each save follows an advance, each free a save, each restore precedes
- * an advance), 8 bytes each.  0, or the error (the bytes it would need and
+ * is made (bptt_plan_bytes_bound).  0, or the error (the bytes it would need and
  * the machine's memory) and EXIT_USAGE when that is more than half of
  * physical memory. */
 int cli_plan_fits(const char *cmd, const bptt_table *tb, int64_t m);
@@ -111,8 +109,6 @@ int cli_plan_fits(const char *cmd, const bptt_table *tb, int64_t m);
  * of c forward ops known without a table. */
 int cli_plan_cost_fits(const char *cmd, const char *name, size_t t,
                        int64_t m, int64_t c);
-/* The most bytes the actions of a plan of length t and cost c can take. */
-double cli_plan_bytes(size_t t, int64_t c);
 
 /* The error for a failed bptt_table_alloc(strategy, t, h, s, max_m): for
  * BPTT_ETOOBIG (more than half of physical memory) EXIT_USAGE and a line
@@ -126,12 +122,5 @@ int cli_table_error(const char *cmd, int status, const bptt_strategy *st,
 int cli_plan(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
-
-/* The text of a `bptt sweep --config` file (len bytes, from the file path,
- * which messages name), parsed as the command parses it, and the grid it
- * describes checked (every value, list, range and budget) without computing
- * anything: 0, or the one-line error printed and EXIT_USAGE.  For tests and
- * the fuzz targets (fuzz/). */
-int cli_sweep_check_config(const char *path, const char *text, size_t len);
 
 #endif

@@ -178,9 +178,13 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
     if (a->actions && a->curve)
         return cli_error(EXIT_USAGE, CMD, "--actions and --curve exclude each "
                          "other (use one)");
-    if (a->segment && strcmp(a->strategy->name, "chen") != 0)
+    if (a->segment && !(a->strategy->flags & BPTT_STRATEGY_SEGMENT)) {
+        char names[128];
+        bptt_strategy_names_with(names, sizeof names, BPTT_STRATEGY_SEGMENT,
+                                 " or ");
         return cli_error(EXIT_USAGE, CMD, "--segment applies to --strategy "
-                         "chen only");
+                         "%s only", names);
+    }
     if (!have_memory) {
         a->budget_text[0] = "100%";
         a->n_budgets = 1;
@@ -293,21 +297,17 @@ int cli_plan_fits(const char *cmd, const bptt_table *tb, int64_t m)
                               bptt_table_length(tb), m, c);
 }
 
-double cli_plan_bytes(size_t t, int64_t c)
-{
-    return (4.0 * (double)c + (double)t + 3) * (double)sizeof(bptt_action);
-}
-
 int cli_plan_cost_fits(const char *cmd, const char *name, size_t t,
                        int64_t m, int64_t c)
 {
-    const double bytes = cli_plan_bytes(t, c);
+    const double bytes = bptt_plan_bytes_bound(t, c);
     const double actions = bytes / (double)sizeof(bptt_action);
     const double phys = (double)cli_phys_bytes();
     if (bytes <= phys / 2)
         return 0;
     char need[32], have[32];
-    const int dp = strcmp(name, "full") != 0 && strcmp(name, "chen") != 0;
+    const bptt_strategy *st = bptt_strategy_find(name);
+    const int dp = st && !(st->flags & BPTT_STRATEGY_FIXED_COST);
     return cli_error(EXIT_USAGE, cmd, "the %s plan for length %zu at budget "
                      "%" PRId64 " (%" PRId64 " forward ops) may hold up to "
                      "%.0f actions, %s, more than half of this machine's "

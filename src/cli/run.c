@@ -50,6 +50,7 @@
 #endif
 
 #include "bptt.h"
+#include "budget.h"
 #include "cli.h"
 #include "live.h"
 #include "data.h"
@@ -295,52 +296,18 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
     return 0;
 }
 
-/* "64MiB", "512KiB", "3GB", "100000B", "5%", "200slots" -> bytes */
+/* "64MiB", "512KiB", "3GB", "100000B", "5%", "200slots" -> bytes
+ * (budget.h) */
 static int parse_memory(const char *text, int64_t full_bytes,
                         int64_t hidden_bytes, int64_t *out)
 {
-    static const struct {
-        const char *suffix;
-        int64_t mult;
-    } units[] = {{"KiB", 1LL << 10}, {"MiB", 1LL << 20}, {"GiB", 1LL << 30},
-                 {"TiB", 1LL << 40}, {"kB", 1000LL},      {"KB", 1000LL},
-                 {"MB", 1000000LL},  {"GB", 1000000000LL}, {"B", 1}};
-    const size_t n = strlen(text);
-    int rc = -1;
-    if (n > 5 && strcmp(text + n - 5, "slots") == 0) {
-        int64_t slots;
-        rc = cli_budget_value(text, 0, &slots);
-        if (rc == 0 && slots > INT64_MAX / 4 / hidden_bytes)
-            rc = -2;
-        if (rc == 0)
-            *out = slots * hidden_bytes;
-    } else if (n > 1 && text[n - 1] == '%') {
-        rc = cli_budget_value(text, full_bytes, out);
-    } else {
-        for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
-            const size_t k = strlen(units[u].suffix);
-            if (n <= k || strcmp(text + n - k, units[u].suffix) != 0)
-                continue;
-            char buf[32];
-            if (n - k >= sizeof buf)
-                break;
-            memcpy(buf, text, n - k);
-            buf[n - k] = '\0';
-            char *end;
-            errno = 0;
-            double v = strtod(buf, &end);
-            if (end == buf || *end || !(v >= 0) ||
-                !(isdigit((unsigned char)buf[0]) || buf[0] == '.'))
-                break;
-            if (errno == ERANGE || v * (double)units[u].mult > 4e18) {
-                rc = -2;
-                break;
-            }
-            *out = (int64_t)(v * (double)units[u].mult);
-            rc = 0;
-            break;
-        }
-    }
+    bptt_budget b;
+    int rc = bptt_budget_parse(text, &b);
+    if (b.kind == BPTT_BUDGET_SLOTS && !*b.unit) /* "200": slots or bytes? */
+        rc = BPTT_EINVAL;
+    if (rc == BPTT_OK)
+        rc = bptt_budget_bytes(&b, full_bytes, hidden_bytes, out);
+    rc = rc == BPTT_OK ? 0 : rc == BPTT_ETOOBIG ? -2 : -1;
     if (rc == 0)
         return 0;
     if (rc == -2)
@@ -993,7 +960,7 @@ int cli_run(int argc, char **argv)
     }
     /* the plan is held for the whole run, beside everything else */
     const double plan_bytes =
-        cli_plan_bytes(T, bptt_table_cost(tb, budget_units));
+        bptt_plan_bytes_bound(T, bptt_table_cost(tb, budget_units));
     const double held = fmin((double)budget_bytes, full_ckpt + hb);
     if (z.fixed_bytes + held + plan_bytes > (double)cli_phys_bytes()) {
         bptt_table_free(tb);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cell.h"
 #include "cli.h"
 
@@ -227,66 +228,19 @@ int cli_parse_format(const char *cmd, const char *text,
 
 int cli_budget_value(const char *text, int64_t full, int64_t *out)
 {
-    const int64_t hi = INT64_MAX / 4;
-    size_t n = strlen(text);
-    int64_t v;
-    if (n > 1 && text[n - 1] == '%') {
-        /* a percentage, possibly with decimals: 5%, 2.5% */
-        char buf[32];
-        char *end;
-        if (n - 1 >= sizeof buf)
-            return -1;
-        memcpy(buf, text, n - 1);
-        buf[n - 1] = '\0';
-        /* decimal digits and one point only: no sign, space, exponent,
-         * hex, "nan" or "inf" */
-        int digits = 0, points = 0;
-        for (const char *q = buf; *q; q++) {
-            digits += isdigit((unsigned char)*q) != 0;
-            points += *q == '.';
-            if (!isdigit((unsigned char)*q) && *q != '.')
-                return -1;
-        }
-        if (!digits || points > 1)
-            return -1;
-        double p = strtod(buf, &end);
-        if (*end != '\0' || end == buf || !(p >= 0))
-            return -1;
-        if (p > 1e6)
-            return -2;
-        /* exact for the common whole percentages: full * p / 100 */
-        double units = (double)full * p / 100.0;
-        int64_t whole;
-        if (parse_whole(buf, strlen(buf), &whole) == 0) {
-            /* compared before the conversion, which would wrap */
-            const __int128 w = (__int128)full * whole / 100;
-            if (w > hi)
-                return -2;
-            v = (int64_t)w;
-        } else if (units > (double)hi)
-            return -2;
-        else
-            v = (int64_t)units;
-        if (v > hi)
-            return -2;
-        *out = v;
-        return 0;
-    }
-    if (n > 5 && strcmp(text + n - 5, "slots") == 0)
-        n -= 5;
-    int rc = parse_whole(text, n, &v);
-    if (rc == -2 || (rc == 0 && (v < 0 || v > hi)))
-        return -2;
-    if (rc != 0)
+    bptt_budget b;
+    int rc = bptt_budget_parse(text, &b);
+    if (b.kind == BPTT_BUDGET_BYTES) /* slots or shares only */
         return -1;
-    *out = v;
-    return 0;
+    if (rc == BPTT_OK)
+        rc = bptt_budget_slots(&b, full, out);
+    return rc == BPTT_OK ? 0 : rc == BPTT_ETOOBIG ? -2 : -1;
 }
 
 int cli_parse_budget(const char *cmd, const char *text, int64_t full,
                      int64_t *out)
 {
-    const int64_t hi = INT64_MAX / 4;
+    const int64_t hi = BPTT_BUDGET_MAX_SLOTS;
     const int rc = cli_budget_value(text, full, out);
     if (rc == 0)
         return 0;

@@ -276,3 +276,8 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
     st->bad_action = v == BPTT_V_NONE ? plan->n_actions : k;
     return v == BPTT_V_NONE ? BPTT_OK : BPTT_EBADPLAN;
 }
+
+double bptt_plan_bytes_bound(size_t t, int64_t c)
+{
+    return (4.0 * (double)c + (double)t + 3) * (double)sizeof(bptt_action);
+}

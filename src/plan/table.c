@@ -1073,21 +1073,38 @@ static int nothing_to_build(bptt_table *tb)
 /* ---- the strategy table -------------------------------------------------- */
 
 /* The rule set of each DP strategy, keyed by its type object. */
-#define DP_STRATEGY(var, nm, text)                                          \
+#define DP_STRATEGY(var, nm, text, known)                                   \
     static int var##_build(bptt_table *tb);                                \
-    const bptt_strategy var = {nm, text, var##_build, dp_cost, dp_emit,     \
-                               dp_min_budget}
+    const bptt_strategy var = {nm,      text,          var##_build,         \
+                               dp_cost, dp_emit,       dp_min_budget,       \
+                               known,   0}
+
+/* HSM's cost is Griewank and Walther's closed form over the hidden states
+ * the budget holds; one state (or none) means recomputing from h(0) for
+ * every step, t (t + 1) / 2, without the slow loop. */
+static int64_t hsm_known_cost(size_t t, int64_t h, int64_t s, int64_t m)
+{
+    (void)s;
+    const int64_t n = (int64_t)t, states = m / h;
+    if (states <= 1)
+        return (int64_t)((__int128)n * (n + 1) / 2);
+    const int64_t c = bptt_hsm_closed_cost(n, states);
+    return c < 0 ? INT64_MAX : c;
+}
 
 DP_STRATEGY(bptt_strategy_hsm, "hsm",
-            "BPTT-HSM: hidden states only (= binomial checkpointing)");
+            "BPTT-HSM: hidden states only (= binomial checkpointing)",
+            hsm_known_cost);
 DP_STRATEGY(bptt_strategy_ism, "ism",
-            "BPTT-ISM: internal states only, optimal over all schedules");
+            "BPTT-ISM: internal states only, optimal over all schedules",
+            NULL);
 DP_STRATEGY(bptt_strategy_msm, "msm",
-            "BPTT-MSM: hidden and internal states, optimal over all schedules");
+            "BPTT-MSM: hidden and internal states, optimal over all schedules",
+            NULL);
 DP_STRATEGY(bptt_strategy_ism_paper, "ism-paper",
-            "BPTT-ISM by the paper's literal recursion");
+            "BPTT-ISM by the paper's literal recursion", NULL);
 DP_STRATEGY(bptt_strategy_msm_paper, "msm-paper",
-            "BPTT-MSM by the paper's literal recursion");
+            "BPTT-MSM by the paper's literal recursion", NULL);
 
 static int bptt_strategy_hsm_build(bptt_table *tb)
 {
@@ -1115,12 +1132,45 @@ static int bptt_strategy_msm_paper_build(bptt_table *tb)
     return dp_build(tb);
 }
 
+static int64_t full_known_cost(size_t t, int64_t h, int64_t s, int64_t m)
+{
+    (void)h, (void)s, (void)m;
+    return (int64_t)t;
+}
+
+static int64_t chen_known_cost(size_t t, int64_t h, int64_t s, int64_t m)
+{
+    (void)h, (void)s, (void)m;
+    return bptt_chen_cost(t, bptt_chen_default_segment(t));
+}
+
 const bptt_strategy bptt_strategy_full = {
     "full", "full BPTT: every internal state kept", nothing_to_build,
-    full_cost, full_emit, full_min_budget};
+    full_cost, full_emit, full_min_budget, full_known_cost,
+    BPTT_STRATEGY_FIXED_COST};
 const bptt_strategy bptt_strategy_chen = {
     "chen", "Chen's sqrt(t): hidden state at each segment start",
-    nothing_to_build, chen_cost, chen_emit, chen_min_budget};
+    nothing_to_build, chen_cost, chen_emit, chen_min_budget, chen_known_cost,
+    BPTT_STRATEGY_SEGMENT | BPTT_STRATEGY_FIXED_COST};
+
+int64_t bptt_strategy_known_cost(const bptt_strategy *st, size_t t,
+                                 int64_t h, int64_t s, int64_t m)
+{
+    if (!st || !st->known_cost || t < 1 || h < 1 || s < h || m < 0)
+        return -1;
+    return st->known_cost(t, h, s, m);
+}
+
+size_t bptt_strategy_names_with(char *buf, size_t cap, unsigned flag,
+                                const char *last)
+{
+    const char *names[16];
+    size_t n = 0;
+    for (size_t i = 0; bptt_strategies[i] && n < 16; i++)
+        if (bptt_strategies[i]->flags & flag)
+            names[n++] = bptt_strategies[i]->name;
+    return bptt_names_text(buf, cap, names, n, last);
+}
 
 const bptt_strategy *const bptt_strategies[] = {
     &bptt_strategy_full,      &bptt_strategy_chen, &bptt_strategy_hsm,

@@ -1,0 +1,58 @@
+/* budget.h: memory budgets as people write them, one parser for every
+ * command: "200" or "200slots" (slots: a hidden state is one), "5%" or
+ * "2.5%" (a share of full BPTT's memory), "64MiB", "512KiB", "3GB",
+ * "100000B" (bytes; units KiB MiB GiB TiB, kB KB MB GB, B).
+ *
+ * Promises: bptt_budget_parse accepts exactly those forms: slots are whole
+ * decimal numbers (no sign, no space) up to INT64_MAX / 4; a share has
+ * decimal digits and at most one point, up to 1000000%; bytes are a
+ * non-negative decimal number (it may have a fraction) times the unit, up
+ * to 4e18.  Resolving gives slots (plan) or bytes (run) as an integer,
+ * rounded down, never wrapping.  Library code: no output, no allocation.
+ */
+#ifndef BPTT_BUDGET_H
+#define BPTT_BUDGET_H
+
+#include <stdint.h>
+
+enum bptt_budget_kind {
+    BPTT_BUDGET_SLOTS,   /* "200", "200slots" */
+    BPTT_BUDGET_PERCENT, /* "5%", "2.5%" */
+    BPTT_BUDGET_BYTES    /* "64MiB", "100000B" */
+};
+
+typedef struct {
+    int kind;           /* enum bptt_budget_kind */
+    const char *unit;   /* as written: "", "slots", "%", "MiB", ... (static) */
+    int64_t slots;      /* BPTT_BUDGET_SLOTS */
+    double percent;     /* BPTT_BUDGET_PERCENT */
+    int64_t percent_whole; /* the share when whole ("5%"), else -1 */
+    int64_t bytes;      /* BPTT_BUDGET_BYTES, rounded down */
+} bptt_budget;
+
+/* The largest slot count a budget may give (a bound every caller can add
+ * a few of without overflow). */
+#define BPTT_BUDGET_MAX_SLOTS (INT64_MAX / 4)
+
+/* Parses text (the whole string) into *b: BPTT_OK; BPTT_EINVAL when it is
+ * not a budget; BPTT_ETOOBIG when it is one but out of range (slots above
+ * BPTT_BUDGET_MAX_SLOTS or negative, a share above 1000000%, more than
+ * 4e18 bytes).  *b is filled as far as the text was understood: its kind
+ * and unit are set whenever the unit was recognized. */
+int bptt_budget_parse(const char *text, bptt_budget *b);
+
+/* The number of a budget in slots (plan): slots as given, a share of
+ * full_slots (full BPTT's peak).  BPTT_EINVAL for bytes (only a run knows
+ * the byte sizes), BPTT_ETOOBIG when the share exceeds
+ * BPTT_BUDGET_MAX_SLOTS. */
+int bptt_budget_slots(const bptt_budget *b, int64_t full_slots,
+                      int64_t *out);
+
+/* The number of a budget in bytes (run): bytes as given, a share of
+ * full_bytes, or slots of slot_bytes each (a hidden state's bytes, >= 1).
+ * BPTT_EINVAL for a bare number without a unit ("200": slots or bytes?),
+ * BPTT_ETOOBIG above BPTT_BUDGET_MAX_SLOTS bytes. */
+int bptt_budget_bytes(const bptt_budget *b, int64_t full_bytes,
+                      int64_t slot_bytes, int64_t *out);
+
+#endif

@@ -1,0 +1,469 @@
+/* sweep_file.c: the direct sweep of `bptt sweep` (no --only, --merge or
+ * --jobs): FILE.partial, one line a finished point (one write, then
+ * fsync), locked while in use and resumed by a rerun; the progress line;
+ * FILE written whole (temporary file, fsync, rename) at the end.  And the
+ * file helpers the other sweep files share. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "git-revision.h"
+
+#include "records.h"
+#include "sweep.h"
+
+#define CMD SWEEP_CMD
+
+char *sweep_take(bptt_strbuf *b)
+{
+    char *p = bptt_strbuf_take(b);
+    if (!p) {
+        cli_error(1, CMD, "out of memory");
+        exit(1);
+    }
+    return p;
+}
+
+static void *sweep_alloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        cli_error(1, CMD, "out of memory");
+        exit(1);
+    }
+    return p;
+}
+
+static char *sweep_dup(const char *s)
+{
+    const size_t n = strlen(s) + 1;
+    return memcpy(sweep_alloc(n), s, n);
+}
+
+char *sweep_cat(const char *a, const char *b)
+{
+    bptt_strbuf s = {0};
+    bptt_strbuf_puts(&s, a);
+    bptt_strbuf_puts(&s, b);
+    return sweep_take(&s);
+}
+
+char *sweep_header(const sweep *s)
+{
+    char *h = bptt_grid_header(&s->g);
+    if (!h) {
+        cli_error(1, CMD, "out of memory");
+        exit(1);
+    }
+    return h;
+}
+
+char *sweep_point_text(const sweep *s, size_t k)
+{
+    char *d = bptt_grid_point_text(&s->g, k);
+    if (!d) {
+        cli_error(1, CMD, "out of memory");
+        exit(1);
+    }
+    return d;
+}
+
+/* All of buf to fd; 0 or errno. */
+int sweep_write_all(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        const ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return errno;
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The whole file into a NUL-terminated buffer; NULL with errno set. */
+static char *read_file_fd(int fd, size_t *len)
+{
+    bptt_strbuf b = {0};
+    char chunk[65536];
+    for (;;) {
+        const ssize_t r = read(fd, chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            free(b.p);
+            return NULL;
+        }
+        if (r == 0)
+            break;
+        bptt_strbuf_add(&b, chunk, (size_t)r);
+    }
+    *len = b.n;
+    return sweep_take(&b);
+}
+
+char *sweep_read_file(const char *path, size_t *len)
+{
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char *s = read_file_fd(fd, len);
+    const int e = errno;
+    close(fd);
+    errno = e;
+    return s;
+}
+
+/* fsync of the directory holding path, so that a rename in it lasts. */
+void sweep_sync_dir(const char *path)
+{
+    char *d = sweep_dup(path);
+    char *slash = strrchr(d, '/');
+    const char *dir = ".";
+    if (slash == d)
+        dir = "/";
+    else if (slash) {
+        *slash = '\0';
+        dir = d;
+    }
+    const int fd = open(dir, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(d);
+}
+
+/* Writes text to path.tmp.PID, fsyncs it and renames it to path: 0, or the
+ * error printed and 1. */
+int sweep_write_atomic(const char *path, const char *text, size_t n)
+{
+    bptt_strbuf tmp = {0};
+    bptt_strbuf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
+    const int fd = open(tmp.p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int err = fd < 0 ? errno : sweep_write_all(fd, text, n);
+    if (fd >= 0) {
+        if (!err && fsync(fd) != 0)
+            err = errno;
+        if (close(fd) != 0 && !err)
+            err = errno;
+        if (!err && rename(tmp.p, path) != 0)
+            err = errno;
+        if (err)
+            unlink(tmp.p);
+    }
+    bptt_strbuf_free(&tmp);
+    if (err)
+        return cli_error(1, CMD, "cannot write %s: %s", path, strerror(err));
+    sweep_sync_dir(path);
+    return 0;
+}
+
+/* FILE from the header and every record, in grid order. */
+int sweep_write_result(const sweep *s, const char *header, char **rec)
+{
+    bptt_strbuf b = {0};
+    int rc = 0;
+    if (s->g.csv) {
+        bptt_strbuf_puts(&b, "# ");
+        bptt_strbuf_puts(&b, header);
+        size_t bad = 0;
+        rc = bptt_records_csv(rec, s->g.n_points, &b, &bad);
+        if (rc == BPTT_EINVAL)
+            rc = cli_error(1, CMD, "the record of point %zu is not a flat "
+                           "JSON object; write --format jsonl instead", bad);
+        else if (rc)
+            rc = cli_error(1, CMD, "out of memory");
+    } else {
+        bptt_strbuf_puts(&b, header);
+        for (size_t k = 0; k < s->g.n_points; k++)
+            bptt_strbuf_puts(&b, rec[k]);
+    }
+    if (rc == 0 && b.failed)
+        rc = cli_error(1, CMD, "out of memory");
+    if (rc == 0)
+        rc = sweep_write_atomic(s->out, b.p, b.n);
+    bptt_strbuf_free(&b);
+    return rc;
+}
+
+/* Whether FILE is done: 0 to go on, or the exit code (0 included) with
+ * *stop set. */
+int sweep_check_done(const sweep *s, int *stop)
+{
+    *stop = 0;
+    if (s->force || access(s->out, F_OK) != 0)
+        return 0;
+    *stop = 1;
+    FILE *f = fopen(s->out, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    const int got = f && getline(&line, &cap, f) > 0;
+    if (f)
+        fclose(f);
+    char other[17] = "";
+    const int m = got ? bptt_grid_header_matches(&s->g, line, other) : -1;
+    free(line);
+    if (m == 1) {
+        /* a sweep killed between its rename and its unlink leaves this */
+        char *partial = sweep_cat(s->out, ".partial");
+        size_t len;
+        char *text = sweep_read_file(partial, &len);
+        if (text && bptt_grid_header_matches(&s->g, text, other) == 1)
+            unlink(partial);
+        free(text);
+        free(partial);
+        fprintf(stderr, "bptt sweep: %s is complete (%zu points of this "
+                "grid); nothing to do (--force recomputes it)\n", s->out,
+                s->g.n_points);
+        return 0;
+    }
+    if (m == 0)
+        return cli_error(EXIT_USAGE, CMD, "%s holds another sweep (grid %s, "
+                         "this one is %s); give another --out, or --force to "
+                         "replace it", s->out, other, s->g.hash);
+    return cli_error(EXIT_USAGE, CMD, "%s exists and is not a bptt sweep "
+                     "file; give another --out, or --force to replace it",
+                     s->out);
+}
+
+/* ---- progress ----------------------------------------------------------- */
+
+typedef struct {
+    int on;
+    double t0, shown; /* start, last update */
+    size_t total, before, now;
+} progress;
+
+static void clock_text(char *buf, size_t cap, double secs)
+{
+    const long t = (long)(secs + 0.5);
+    if (t >= 3600)
+        snprintf(buf, cap, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, cap, "%ld:%02ld", t / 60, t % 60);
+}
+
+/* At most five updates a second, and the last point's. */
+static void progress_show(progress *p)
+{
+    const double now = cli_seconds();
+    if (!p->on || (now - p->shown < 0.2 && p->before + p->now < p->total))
+        return;
+    p->shown = now;
+    const double el = now - p->t0;
+    char e[32], r[32] = "?";
+    const size_t left = p->total - p->before - p->now;
+    if (p->now > 0)
+        clock_text(r, sizeof r, el / (double)p->now * (double)left);
+    clock_text(e, sizeof e, el);
+    fprintf(stderr, "\rbptt sweep: %zu/%zu points, %s elapsed, %s left\033[K",
+            p->before + p->now, p->total, e, r);
+}
+
+/* ---- the direct sweep --------------------------------------------------- */
+
+typedef struct {
+    int fd;
+    char **rec;
+    progress prog;
+    long die_after; /* test hook: -1 off */
+    int die_halfway;
+    long written;
+} direct;
+
+static int sink_partial(void *ctx, size_t point, const char *line, size_t len)
+{
+    direct *d = ctx;
+    if (d->die_after >= 0 && d->written == d->die_after) {
+        if (d->die_halfway)
+            sweep_write_all(d->fd, line, len / 2);
+        raise(SIGKILL);
+    }
+    int e = sweep_write_all(d->fd, line, len);
+    if (!e && fsync(d->fd) != 0)
+        e = errno;
+    if (e)
+        return cli_error(1, CMD, "cannot append to the partial file: %s",
+                         strerror(e));
+    d->rec[point] = sweep_dup(line);
+    d->written++;
+    d->prog.now++;
+    progress_show(&d->prog);
+    return 0;
+}
+
+/* Opens FILE.partial (creating it with a header) and locks it; reads the
+ * records there into d->rec, dropping a trailing incomplete line.  *header
+ * gets the header line. */
+static int open_partial(const sweep *s, const char *path, direct *d,
+                        char **header)
+{
+    if (s->force)
+        unlink(path);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        d->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+        if (d->fd < 0 && errno == ENOENT) {
+            char *h = sweep_header(s);
+            int rc = sweep_write_atomic(path, h, strlen(h));
+            free(h);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (d->fd < 0)
+            return cli_error(1, CMD, "cannot open %s: %s", path,
+                             strerror(errno));
+        struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        if (fcntl(d->fd, F_SETLK, &lk) != 0) {
+            struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+            fcntl(d->fd, F_GETLK, &who);
+            return cli_error(1, CMD, "another bptt sweep (pid %ld) is writing "
+                             "%s; wait for it, or stop it first",
+                             (long)who.l_pid, path);
+        }
+        size_t len;
+        char *text = read_file_fd(d->fd, &len);
+        if (!text)
+            return cli_error(1, CMD, "cannot read %s: %s", path,
+                             strerror(errno));
+        char *nl = memchr(text, '\n', len);
+        if (!nl) { /* not even a header: start it again */
+            free(text);
+            close(d->fd);
+            unlink(path);
+            continue;
+        }
+        *nl = '\0';
+        char other[17] = "";
+        const int m = bptt_grid_header_matches(&s->g, text, other);
+        if (m != 1) {
+            free(text);
+            if (m == 0)
+                return cli_error(EXIT_USAGE, CMD, "%s belongs to another "
+                                 "sweep (grid %s, this one is %s); finish it "
+                                 "with its own command, or give --force to "
+                                 "start this one over it", path, other,
+                                 s->g.hash);
+            return cli_error(EXIT_USAGE, CMD, "%s is not a bptt sweep file; "
+                             "remove it, or give --force", path);
+        }
+        char was[200];
+        if (!bptt_grid_header_same_build(text, was, sizeof was)) {
+            free(text);
+            return cli_error(EXIT_USAGE, CMD, "%s was started by bptt %s, "
+                             "not by this build (%s (git %s)); finish it "
+                             "with that build, or give --force to start "
+                             "over", path, was, PACKAGE_VERSION,
+                             BPTT_GIT_REVISION);
+        }
+        *header = sweep_cat(text, "\n");
+        size_t keep = (size_t)(nl + 1 - text), lineno = 1;
+        for (char *p = nl + 1; p < text + len;) {
+            char *e = memchr(p, '\n', (size_t)(text + len - p));
+            if (!e)
+                break; /* a line cut short: dropped */
+            *e = '\0';
+            lineno++;
+            const int64_t k = bptt_record_point(p);
+            if (k < 0 || (size_t)k >= s->g.n_points) {
+                free(text);
+                return cli_error(1, CMD, "%s:%zu is not a record of this "
+                                 "sweep; remove the file (or --force) to "
+                                 "start over", path, lineno);
+            }
+            if (!d->rec[k])
+                d->rec[k] = sweep_cat(p, "\n");
+            p = e + 1;
+            keep = (size_t)(p - text);
+        }
+        free(text);
+        if (keep < len && ftruncate(d->fd, (off_t)keep) != 0)
+            return cli_error(1, CMD, "cannot truncate %s: %s", path,
+                             strerror(errno));
+        return 0;
+    }
+    return cli_error(1, CMD, "cannot create %s", path);
+}
+
+void sweep_free_records(char **rec, size_t n)
+{
+    if (!rec)
+        return;
+    for (size_t k = 0; k < n; k++)
+        free(rec[k]);
+    free(rec);
+}
+
+int sweep_direct(const sweep *s)
+{
+    int stop;
+    int rc = sweep_check_done(s, &stop);
+    if (stop)
+        return rc;
+    char *partial = sweep_cat(s->out, ".partial");
+    direct d = {.fd = -1, .die_after = -1};
+    d.rec = sweep_alloc(s->g.n_points * sizeof *d.rec);
+    memset(d.rec, 0, s->g.n_points * sizeof *d.rec);
+    char *header = NULL;
+    size_t *todo = NULL, n_todo = 0;
+    if ((rc = open_partial(s, partial, &d, &header)) != 0)
+        goto out;
+
+    todo = sweep_alloc(s->g.n_points * sizeof *todo);
+    for (size_t k = 0; k < s->g.n_points; k++)
+        if (!d.rec[k])
+            todo[n_todo++] = k;
+    const char *hook = getenv("BPTT_SWEEP_DIE_AFTER");
+    if (hook && *hook) {
+        char *end;
+        d.die_after = strtol(hook, &end, 10);
+        d.die_halfway = strcmp(end, ".5") == 0;
+    }
+    d.prog = (progress){isatty(2), cli_seconds(), -1, s->g.n_points,
+                        s->g.n_points - n_todo, 0};
+    progress_show(&d.prog);
+    sweep_catch_signals();
+    rc = sweep_compute(s, todo, n_todo, sink_partial, &d);
+    if (d.prog.on)
+        fputs("\r\033[K", stderr);
+    if (rc == SWEEP_INTERRUPTED) {
+        const size_t done = d.prog.before + d.prog.now;
+        rc = 128 + (int)sweep_signal;
+        cli_error(rc, CMD, "interrupted after %zu of %zu points, kept in %s; "
+                  "run the same command again to resume", done, s->g.n_points,
+                  partial);
+        goto out;
+    }
+    if (rc) {
+        /* failed before its first record (a table that does not fit):
+         * leave nothing behind */
+        if (d.prog.before + d.prog.now == 0 && d.fd >= 0)
+            unlink(partial);
+        goto out;
+    }
+    if ((rc = sweep_write_result(s, header, d.rec)) != 0)
+        goto out;
+    unlink(partial);
+    sweep_sync_dir(partial);
+    if (d.prog.on)
+        fprintf(stderr, "bptt sweep: wrote %s (%zu points)\n", s->out,
+                s->g.n_points);
+out:
+    if (d.fd >= 0)
+        close(d.fd);
+    free(todo);
+    free(header);
+    sweep_free_records(d.rec, s->g.n_points);
+    free(partial);
+    return rc;
+}
+

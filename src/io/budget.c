@@ -1,0 +1,178 @@
+/* budget.c: memory budgets as people write them (see budget.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bptt.h"
+#include "budget.h"
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* A decimal integer filling text[0..n): 0, -1 (not one) or -2 (beyond
+ * int64). */
+static int whole(const char *text, size_t n, int64_t *out)
+{
+    if (n == 0 || n > 30)
+        return -1;
+    char buf[32];
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    if (buf[0] == '+' || buf[0] == ' ' || buf[0] == '\t')
+        return -1;
+    char *end;
+    errno = 0;
+    const long long v = strtoll(buf, &end, 10);
+    if (errno == ERANGE)
+        return -2;
+    if (*end != '\0' || end == buf)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+static int parse_percent(const char *text, size_t n, bptt_budget *b)
+{
+    char buf[32];
+    if (n >= sizeof buf)
+        return BPTT_EINVAL;
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    /* decimal digits and one point only: no sign, space, exponent, hex,
+     * "nan" or "inf" */
+    int digits = 0, points = 0;
+    for (const char *q = buf; *q; q++) {
+        if (!is_digit(*q) && *q != '.')
+            return BPTT_EINVAL;
+        digits += is_digit(*q);
+        points += *q == '.';
+    }
+    if (!digits || points > 1)
+        return BPTT_EINVAL;
+    char *end;
+    const double p = strtod(buf, &end);
+    if (*end != '\0' || !(p >= 0))
+        return BPTT_EINVAL;
+    if (p > 1e6)
+        return BPTT_ETOOBIG;
+    b->percent = p;
+    int64_t w;
+    b->percent_whole = whole(buf, n, &w) == 0 ? w : -1;
+    return BPTT_OK;
+}
+
+static const struct {
+    const char *suffix;
+    int64_t mult;
+} byte_units[] = {{"KiB", 1LL << 10}, {"MiB", 1LL << 20},
+                  {"GiB", 1LL << 30}, {"TiB", 1LL << 40},
+                  {"kB", 1000LL},     {"KB", 1000LL},
+                  {"MB", 1000000LL},  {"GB", 1000000000LL},
+                  {"B", 1}};
+
+static int parse_bytes(const char *text, size_t n, int64_t mult,
+                       bptt_budget *b)
+{
+    char buf[32];
+    if (n == 0 || n >= sizeof buf)
+        return BPTT_EINVAL;
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    if (!is_digit(buf[0]) && buf[0] != '.')
+        return BPTT_EINVAL;
+    char *end;
+    errno = 0;
+    const double v = strtod(buf, &end);
+    if (*end || end == buf || !(v >= 0))
+        return BPTT_EINVAL;
+    if (errno == ERANGE || v * (double)mult > 4e18)
+        return BPTT_ETOOBIG;
+    b->bytes = (int64_t)(v * (double)mult);
+    return BPTT_OK;
+}
+
+int bptt_budget_parse(const char *text, bptt_budget *b)
+{
+    memset(b, 0, sizeof *b);
+    b->percent_whole = -1;
+    b->unit = "";
+    if (!text)
+        return BPTT_EINVAL;
+    const size_t n = strlen(text);
+    if (n > 1 && text[n - 1] == '%') {
+        b->kind = BPTT_BUDGET_PERCENT;
+        b->unit = "%";
+        return parse_percent(text, n - 1, b);
+    }
+    size_t k = 0;
+    if (n > 5 && strcmp(text + n - 5, "slots") == 0) {
+        k = 5;
+        b->unit = "slots";
+    } else {
+        for (size_t u = 0; u < sizeof byte_units / sizeof *byte_units; u++) {
+            const size_t m = strlen(byte_units[u].suffix);
+            if (n > m && strcmp(text + n - m, byte_units[u].suffix) == 0) {
+                b->kind = BPTT_BUDGET_BYTES;
+                b->unit = byte_units[u].suffix;
+                return parse_bytes(text, n - m, byte_units[u].mult, b);
+            }
+        }
+    }
+    b->kind = BPTT_BUDGET_SLOTS;
+    int64_t v;
+    const int rc = whole(text, n - k, &v);
+    if (rc == -2 || (rc == 0 && (v < 0 || v > BPTT_BUDGET_MAX_SLOTS)))
+        return BPTT_ETOOBIG;
+    if (rc != 0)
+        return BPTT_EINVAL;
+    b->slots = v;
+    return BPTT_OK;
+}
+
+/* The share of full, rounded down: exact for whole percentages. */
+static int share(const bptt_budget *b, int64_t full, int64_t *out)
+{
+    const int64_t hi = BPTT_BUDGET_MAX_SLOTS;
+    if (b->percent_whole >= 0) {
+        /* compared before the conversion, which would wrap */
+        const __int128 w = (__int128)full * b->percent_whole / 100;
+        if (w > hi)
+            return BPTT_ETOOBIG;
+        *out = (int64_t)w;
+        return BPTT_OK;
+    }
+    const double units = (double)full * b->percent / 100.0;
+    if (!(units <= (double)hi))
+        return BPTT_ETOOBIG;
+    const int64_t v = (int64_t)units;
+    if (v > hi)
+        return BPTT_ETOOBIG;
+    *out = v;
+    return BPTT_OK;
+}
+
+int bptt_budget_slots(const bptt_budget *b, int64_t full_slots, int64_t *out)
+{
+    switch (b->kind) {
+    case BPTT_BUDGET_SLOTS: *out = b->slots; return BPTT_OK;
+    case BPTT_BUDGET_PERCENT: return share(b, full_slots, out);
+    default: return BPTT_EINVAL;
+    }
+}
+
+int bptt_budget_bytes(const bptt_budget *b, int64_t full_bytes,
+                      int64_t slot_bytes, int64_t *out)
+{
+    switch (b->kind) {
+    case BPTT_BUDGET_BYTES: *out = b->bytes; return BPTT_OK;
+    case BPTT_BUDGET_PERCENT: return share(b, full_bytes, out);
+    case BPTT_BUDGET_SLOTS:
+        if (!*b->unit || slot_bytes < 1)
+            return BPTT_EINVAL;
+        if (b->slots > BPTT_BUDGET_MAX_SLOTS / slot_bytes)
+            return BPTT_ETOOBIG;
+        *out = b->slots * slot_bytes;
+        return BPTT_OK;
+    default: return BPTT_EINVAL;
+    }
+}

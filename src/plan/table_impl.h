@@ -36,4 +36,28 @@ void *planner_malloc(size_t n);
 void *planner_calloc(size_t n, size_t size);
 void *planner_realloc(void *p, size_t n);
 
+#ifndef INF
+#define INF (INT64_MAX / 4)
+#endif
+
+/* Cost of cell (kind, len) at budget m (INF below 0). */
+static inline int64_t at(const bptt_table *tb, int kind, int64_t m,
+                         size_t len)
+{
+    if (m < 0)
+        return INF;
+    return tb->cost[kind][(size_t)m * (tb->t + 1) + len];
+}
+
+/* Shared by the plain scan (table.c) and the fast build (fast.c), so that
+ * both break ties alike. */
+void planner_cheap_options(const bptt_table *tb, int kind, size_t len,
+                           int64_t m, int64_t lb, int64_t *best,
+                           int32_t *choice);
+/* The fast build of the first ncols columns on nt threads (fast.c). */
+int planner_fast_build(bptt_table *tb, int64_t ncols, int nt);
+/* The build of a strategy with no table (full, chen: fixed.c). */
+int planner_nothing_to_build(bptt_table *tb);
+extern const bptt_strategy bptt_strategy_full, bptt_strategy_chen;
+
 #endif

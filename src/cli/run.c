@@ -61,6 +61,8 @@
 #include "model.h"
 #include "npy.h"
 #include "session.h"
+#include "dump.h"
+#include "fields.h"
 
 #define CMD "run"
 
@@ -339,30 +341,13 @@ typedef struct {
 
 /* One field of the result: a string (cell, task, strategy, optimizer,
  * precision: held as given, never cut) or a number as text. */
-typedef struct {
-    const char *key;
-    const char *str; /* a string value, or NULL: a number, in num */
-    char num[40];    /* "%" PRId64 or "%.9g": at most 24 bytes */
-    int finite;      /* numbers: 0 for NaN and infinity (JSON null) */
-} field;
-
-/* The value as text output and csv show it. */
-static const char *field_text(const field *f)
-{
-    return f->str ? f->str : f->num;
-}
-
 /* Every field of a run, in output order. */
-static size_t collect(const run_args *a, const run_result *r, field *f)
+static void collect(const run_args *a, const run_result *r, bptt_fields *f)
 {
-    size_t n = 0;
-#define FS(k, v) (f[n].key = (k), f[n].str = (v), f[n].num[0] = '\0', \
-                  f[n++].finite = 1)
-#define FI(k, v) (f[n].key = (k), f[n].str = NULL, f[n].finite = 1, \
-                  snprintf(f[n++].num, sizeof f->num, "%" PRId64, (int64_t)(v)))
-#define FD(k, v) (f[n].key = (k), f[n].str = NULL, \
-                  f[n].finite = isfinite((double)(v)) != 0, \
-                  snprintf(f[n++].num, sizeof f->num, "%.9g", (double)(v)))
+    f->n = f->lost = 0;
+#define FS(k, v) bptt_fields_str(f, (k), (v))
+#define FI(k, v) bptt_fields_int(f, (k), (int64_t)(v))
+#define FD(k, v) bptt_fields_real(f, (k), (double)(v))
     FS("cell", a->cell->name);
     FI("layers", a->layers);
     FI("input", r->input);
@@ -415,209 +400,26 @@ static size_t collect(const run_args *a, const run_result *r, field *f)
 #undef FS
 #undef FI
 #undef FD
-    return n;
 }
 
-/* s as a JSON string literal (json.h) to f; 0, or ENOMEM. */
-static int put_json_string(FILE *f, const char *s)
-{
-    char small[256];
-    const size_t n = bptt_json_string(small, sizeof small, s, (size_t)-1);
-    if (n < sizeof small) {
-        fputs(small, f);
-        return 0;
-    }
-    char *big = malloc(n + 1);
-    if (!big)
-        return ENOMEM;
-    bptt_json_string(big, n + 1, s, (size_t)-1);
-    fputs(big, f);
-    free(big);
-    return 0;
-}
-
-/* s as a csv field (RFC 4180): in double quotes, its quotes doubled, when
- * it holds a comma, a quote or a line break (or starts with a space or
- * '#', as `bptt sweep` writes them), else as it is. */
-static void put_csv_field(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n") && s[0] != ' ' && s[0] != '#') {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-/* The result in a->format, written to f: JSON (one object on one line,
- * strings escaped, NaN and infinity as null), csv (the metadata as a "# "
- * line, a header row, a row; fields quoted as RFC 4180 wants them) or text
- * (one "key value" line per field, values as they are).  0, or ENOMEM. */
-static int write_result(FILE *out, const run_args *a, const run_result *r)
-{
-    field f[64];
-    const size_t n = collect(a, r, f);
-    bptt_meta meta;
-    bptt_meta_collect(&meta);
-    char buf[BPTT_META_JSON_MAX];
-    bptt_meta_json(&meta, buf, sizeof buf);
-    if (a->format == FORMAT_JSON) {
-        fputc('{', out);
-        for (size_t i = 0; i < n; i++) {
-            fprintf(out, "\"%s\":", f[i].key);
-            if (f[i].str && put_json_string(out, f[i].str) != 0)
-                return ENOMEM;
-            if (!f[i].str)
-                fputs(f[i].finite ? f[i].num : "null", out);
-            fputc(',', out);
-        }
-        fprintf(out, "%s}\n", buf);
-    } else if (a->format == FORMAT_CSV) {
-        fprintf(out, "# %s\n", buf); /* the metadata header */
-        for (size_t i = 0; i < n; i++)
-            fprintf(out, "%s%c", f[i].key, i + 1 < n ? ',' : '\n');
-        for (size_t i = 0; i < n; i++) {
-            put_csv_field(out, field_text(&f[i]));
-            fputc(i + 1 < n ? ',' : '\n', out);
-        }
-    } else {
-        for (size_t i = 0; i < n; i++)
-            fprintf(out, "%-32s %s\n", f[i].key, field_text(&f[i]));
-        char blas[160];
-        bptt_meta_blas_text(&meta, blas, sizeof blas);
-        fprintf(out, "%-32s %s\n", "blas_core", blas);
-        fprintf(out, "%-32s %s (git %s), %s, %s\n", "build", meta.version,
-                meta.git_revision, meta.compiler, meta.cpu_model);
-    }
-    return 0;
-}
-
-/* The result, whole, in a malloc'd block (*text, *len): made before the
- * gradient dump, so that what cannot be made stops the run with neither
- * written.  0, or an errno value. */
+/* The result, whole, in a malloc'd block (*text, *len), in a->format
+ * (fields.h): made before the gradient dump, so that what cannot be made
+ * stops the run with neither written.  0, or ENOMEM. */
 static int make_result(const run_args *a, const run_result *r, char **text,
                        size_t *len)
 {
-    *text = NULL;
-    *len = 0;
-    FILE *f = open_memstream(text, len);
-    if (!f)
-        return errno ? errno : ENOMEM;
-    const int err = write_result(f, a, r);
-    const int closed = fclose(f);
-    if (err || closed != 0) {
-        free(*text);
-        *text = NULL;
-        return err ? err : ENOMEM;
-    }
-    return 0;
-}
-
-/* ---- gradient dump ---------------------------------------------------- */
-
-/* dir/name into buf; -1 if it does not fit */
-static int join(char *buf, size_t cap, const char *dir, const char *name)
-{
-    const int n = snprintf(buf, cap, "%s/%s", dir, name);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
-static int dump_tensor(const char *dir, const char *prefix, const char *name,
-                       const void *data, int dtype, const size_t *shape,
-                       int ndim, FILE *index)
-{
-    char file[256], path[4096];
-    snprintf(file, sizeof file, "%s%s.npy", prefix, name);
-    if (join(path, sizeof path, dir, file) != 0)
-        return ENAMETOOLONG;
-    int err = bptt_npy_write(path, data, dtype, shape, ndim);
-    if (err)
-        return err;
-    fprintf(index, "%s%s.npy %s%s (", prefix, name, prefix, name);
-    for (int d = 0; d < ndim; d++)
-        fprintf(index, "%s%zu", d ? ", " : "", shape[d]);
-    fprintf(index, "%s) %s\n", ndim == 1 ? "," : "",
-            dtype == BPTT_NPY_I4 ? "int32" : dtype == BPTT_NPY_F8 ? "float64"
-                                                                  : "float32");
-    return 0;
-}
-
-/* Removes the files named in dir/index.txt, the index, then dir. */
-static void remove_tree(const char *dir)
-{
-    char path[4096];
-    if (join(path, sizeof path, dir, "index.txt") != 0)
-        return;
-    FILE *f = fopen(path, "r");
-    if (f) {
-        char line[512], p[4096];
-        while (fgets(line, sizeof line, f)) {
-            char *sp = strchr(line, ' ');
-            if (line[0] == '#' || !sp)
-                continue;
-            *sp = '\0';
-            if (join(p, sizeof p, dir, line) == 0)
-                unlink(p);
-        }
-        fclose(f);
-        unlink(path);
-    }
-    rmdir(dir);
-}
-
-/* Writes into DIR.tmp.PID, then renames it to DIR: all files or none. */
-static int dump_grads(const char *dir, const bptt_model *m,
-                      const bptt_batch *batch, const real *params_before)
-{
-    char tmp[4000], ipath[4096];
-    const int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dir, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof tmp ||
-        join(ipath, sizeof ipath, tmp, "index.txt") != 0)
-        return ENAMETOOLONG;
-    if (mkdir(tmp, 0777) != 0)
-        return errno;
-    FILE *index = fopen(ipath, "w");
-    if (!index) {
-        int e = errno;
-        rmdir(tmp);
-        return e;
-    }
-    fprintf(index, "# file array (shape) dtype; little-endian, C order; "
-                   "gradients are of the mean cross-entropy\n");
-    const int dt = sizeof(real) == 4 ? BPTT_NPY_F4 : BPTT_NPY_F8;
-    int err = 0;
-    for (size_t k = 0; k < m->n_tensors && !err; k++) {
-        const bptt_tensor *t = &m->tensor[k];
-        size_t shape[2] = {t->rows, t->cols};
-        const int nd = t->ndim == 1 ? 1 : 2; /* the rank, not the sizes' */
-        err = dump_tensor(tmp, "param_", t->name, params_before + t->offset,
-                          dt, shape, nd, index);
-        if (!err)
-            err = dump_tensor(tmp, "grad_", t->name, m->grads + t->offset, dt,
-                              shape, nd, index);
-    }
-    size_t xs[3] = {batch->T, batch->B, batch->X}, ys[2] = {batch->T,
-                                                            batch->B};
-    if (!err)
-        err = dump_tensor(tmp, "", "inputs", batch->x, dt, xs, 3, index);
-    if (!err)
-        err = dump_tensor(tmp, "", "targets", batch->y, BPTT_NPY_I4, ys, 2,
-                          index);
-    if (fclose(index) != 0 && !err)
-        err = errno ? errno : EIO;
-    if (!err) {
-        rmdir(dir); /* an empty directory of that name may be replaced */
-        if (rename(tmp, dir) != 0)
-            err = errno;
-    }
-    if (err)
-        remove_tree(tmp);
-    return err;
+    static bptt_fields f;
+    collect(a, r, &f);
+    bptt_meta meta;
+    bptt_meta_collect(&meta);
+    bptt_strbuf b = {0};
+    const int format = a->format == FORMAT_JSON  ? BPTT_FIELDS_JSON
+                       : a->format == FORMAT_CSV ? BPTT_FIELDS_CSV
+                                                 : BPTT_FIELDS_TEXT;
+    bptt_fields_write(&f, format, &meta, &b);
+    *len = b.n;
+    *text = bptt_strbuf_take(&b);
+    return *text ? 0 : ENOMEM;
 }
 
 /* ---- the run ------------------------------------------------------------ */
@@ -872,7 +674,8 @@ static int finish(run_state *s)
                          a->dump_dir ? ", the gradient dump" : "",
                          a->trace ? "; the trace is whole" : "");
     if (a->dump_dir) {
-        const int err = dump_grads(a->dump_dir, bptt_session_model(s->session),
+        const int err = bptt_dump_write(a->dump_dir,
+                                        bptt_session_model(s->session),
                                    bptt_session_batch(s->session),
                                    bptt_session_last_params(s->session));
         if (err) {

@@ -74,7 +74,7 @@ const bptt_cell_type *bptt_cell_find(const char *name);
 size_t bptt_cell_names(char *buf, size_t cap, const char *last);
 
 /* The per-step products: an AVX-512 kernel of our own where the CPU has
- * it, else cblas (see cell.c); bptt_cell_kernel names the one in use
+ * it, else cblas (see gemm.c); bptt_cell_kernel names the one in use
  * ("avx512" or "cblas").  bptt_cell_kernel_select(0) makes this process
  * use cblas, (1) the kernel (-1 if the CPU lacks it): for benchmarks and
  * tests, before any model is made; gradients agree across plans for

@@ -1,4 +1,4 @@
-/* cell.c: the cells' equations (vanilla RNN and LSTM) and the cell table
+/* cell.c: the cells' equations (vanilla RNN, LSTM, GRU) and the cell table
  * (see cell.h); their per-step products are in gemm.c. */
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +15,7 @@
 #define SIMD _Pragma("omp simd")
 
 /* The cells' elementwise rows with exp in them (LSTM forward op, backward
- * op and h rebuilt from an internal state; RNN forward op) are written
+ * op and h rebuilt from an internal state; RNN and GRU forward ops) are written
  * once and compiled twice: for the build's target, and for AVX-512 (16
  * lanes), used where the GEMM kernel is.  Both do the same IEEE
  * operations on each element (no contraction: the build has
@@ -95,7 +95,7 @@ static const real *rnn_h(const bptt_cell_ws *ws, const real *s,
 
 const bptt_cell_type bptt_cell_rnn = {
     "rnn", 1, 1, 2, rnn_forward, rnn_backward, rnn_state_from_internal,
-    rnn_h};
+    rnn_h, NULL, NULL};
 
 /* ---- LSTM ------------------------------------------------------------------
  * act = [i, f, o, g] per row: i, f, o = sigmoid, g = tanh;
@@ -217,12 +217,153 @@ static void lstm_state_from_internal(const bptt_cell_ws *ws, const real *s,
     memcpy(state + n, s + 6 * n, n * sizeof(real));
 }
 
+/* forget-gate biases start at 1 (gate blocks [i, f, o, g]) */
+static void lstm_init_layer(size_t X, size_t H, real *W, real *b)
+{
+    (void)X;
+    (void)W;
+    for (size_t j = 0; j < H; j++)
+        b[H + j] = 1;
+}
+
 const bptt_cell_type bptt_cell_lstm = {
     "lstm", 4, 2, 7, lstm_forward, lstm_backward, lstm_state_from_internal,
-    lstm_h_only};
+    lstm_h_only, lstm_init_layer, NULL};
+
+/* ---- GRU (PyTorch's equations, doc/design.md 1.2 and 7) --------------------
+ * One product per step gives four blocks of H per row,
+ *   [a_r, a_z, a_nx, a_nh] = [x, h_prev] W^T + b,
+ * where W's n_x rows act on x only and its n_h rows on h_prev only (the
+ * other half of each is a zero block the cell keeps at zero: gru_zero_fixed
+ * on the initial weights and on every weight gradient), so a_nx = W_in x +
+ * b_in and a_nh = W_hn h_prev + b_hn stay apart as the reset gate needs:
+ *   r = sigmoid(a_r), z = sigmoid(a_z), n = tanh(a_nx + r a_nh),
+ *   h = (1 - z) n + z h_prev.
+ * (b_r and b_z are PyTorch's b_ir + b_hr and b_iz + b_hz.)  The internal
+ * state is [h_prev, act] with act = [r, z, n, a_nh] per row (B, 4H): the
+ * backward op needs exactly these, and h is rebuilt from them with the
+ * forward op's own expression, so bit for bit. */
+
+static inline real gru_h(real z, real n, real hp)
+{
+    return (1 - z) * n + z * hp;
+}
+
+/* act row [a_r, a_z, a_nx, a_nh] into [r, z, n, a_nh]; h of the row */
+INLINE void gru_fwd_row(size_t H, real *a, const real *hp, real *hr)
+{
+    SIMD
+    for (size_t j = 0; j < H; j++) {
+        const real r = fm_sigmoid(a[j]), z = fm_sigmoid(a[H + j]);
+        const real n = fm_tanh(a[2 * H + j] + r * a[3 * H + j]);
+        a[j] = r;
+        a[H + j] = z;
+        a[2 * H + j] = n;
+        hr[j] = gru_h(z, n, hp[j]);
+    }
+}
+ROWS(gru_fwd_row, (size_t H, real *a, const real *hp, real *hr),
+     (H, a, hp, hr))
+
+/* gate gradients d [da_r, da_z, da_nx, da_nh] of a row, and the share of
+ * dh_prev that does not go through W (dh z) into dhz */
+INLINE void gru_bwd_row(size_t H, const real *a, const real *hp,
+                        const real *dhr, real *d, real *dhz)
+{
+    SIMD
+    for (size_t j = 0; j < H; j++) {
+        const real r = a[j], z = a[H + j], n = a[2 * H + j],
+                   hn = a[3 * H + j], dh = dhr[j];
+        const real dan = dh * (1 - z) * (1 - n * n); /* into tanh */
+        d[j] = dan * hn * r * (1 - r);                /* reset gate */
+        d[H + j] = dh * (hp[j] - n) * z * (1 - z);    /* update gate */
+        d[2 * H + j] = dan;                           /* W_in x + b_in */
+        d[3 * H + j] = dan * r;                       /* W_hn h + b_hn */
+        dhz[j] = dh * z;
+    }
+}
+
+/* no exp in the backward row: one build of it */
+INLINE void gru_h_row(size_t H, const real *a, const real *hp, real *hr)
+{
+    SIMD
+    for (size_t j = 0; j < H; j++)
+        hr[j] = gru_h(a[H + j], a[2 * H + j], hp[j]);
+}
+
+static void gru_forward(const bptt_cell_ws *ws, const real *W, const real *b,
+                        const real *x, const real *state_in, real *s_out,
+                        real *state_out)
+{
+    const size_t B = ws->B, H = ws->H, n = B * H;
+    real *act = s_out + n;
+    const int wide = bptt_gemm_kernel_on();
+    memcpy(s_out, state_in, n * sizeof(real)); /* h_prev */
+    bptt_gemm_gates(ws, 4, W, b, x, state_in, act);
+    PAR_ROWS
+    for (size_t r = 0; r < B; r++)
+        ROW_CALL(gru_fwd_row, wide)(H, act + r * 4 * H, state_in + r * H,
+                                    state_out + r * H);
+}
+
+/* dstate_prev may be dstate: dh z goes to ws->xh (free in a backward op,
+ * at least B*H reals) before the product overwrites dh_prev. */
+static void gru_backward(const bptt_cell_ws *ws, const real *W, double *db,
+                         const real *x, const real *s, const real *dstate,
+                         real *dstate_prev, real *dx, real *dgates, real *xh)
+{
+    const size_t B = ws->B, H = ws->H, n = B * H;
+    const real *h_prev = s, *act = s + n;
+    real *dhz = ws->xh;
+    PAR_ROWS
+    for (size_t r = 0; r < B; r++)
+        gru_bwd_row(H, act + r * 4 * H, h_prev + r * H, dstate + r * H,
+                    dgates + r * 4 * H, dhz + r * H);
+    bptt_gemm_concat(ws, xh, x, h_prev);
+    bptt_gemm_gates_backward(ws, 4, W, dgates, db, dstate_prev, dx);
+    SIMD
+    for (size_t k = 0; k < n; k++)
+        dstate_prev[k] += dhz[k];
+}
+
+static const real *gru_h_only(const bptt_cell_ws *ws, const real *s,
+                              real *scratch)
+{
+    const size_t B = ws->B, H = ws->H, n = B * H;
+    PAR_ROWS
+    for (size_t r = 0; r < B; r++)
+        gru_h_row(H, s + n + r * 4 * H, s + r * H, scratch + r * H);
+    return scratch;
+}
+
+static void gru_state_from_internal(const bptt_cell_ws *ws, const real *s,
+                                    real *state)
+{
+    gru_h_only(ws, s, state);
+}
+
+/* rows [2H, 3H) (n_x) see x only, rows [3H, 4H) (n_h) h only */
+static void gru_zero_fixed(size_t X, size_t H, real *W)
+{
+    const size_t XH = X + H;
+    for (size_t j = 2 * H; j < 3 * H; j++)
+        memset(W + j * XH + X, 0, H * sizeof(real));
+    for (size_t j = 3 * H; j < 4 * H; j++)
+        memset(W + j * XH, 0, X * sizeof(real));
+}
+
+static void gru_init_layer(size_t X, size_t H, real *W, real *b)
+{
+    (void)b;
+    gru_zero_fixed(X, H, W);
+}
+
+const bptt_cell_type bptt_cell_gru = {
+    "gru", 4, 1, 5, gru_forward, gru_backward, gru_state_from_internal,
+    gru_h_only, gru_init_layer, gru_zero_fixed};
 
 const bptt_cell_type *const bptt_cells[] = {&bptt_cell_lstm, &bptt_cell_rnn,
-                                             NULL};
+                                             &bptt_cell_gru, NULL};
 
 const bptt_cell_type *bptt_cell_find(const char *name)
 {

@@ -153,6 +153,8 @@ KTARGET static void kernel_gemm(const gemm_args *g)
 {
     const size_t panels = (g->N + NR - 1) / NR;
     const int par = g->M * g->N * g->K >= 262144; /* worth the threads */
+    (void)par; /* read by the pragma only; unused in a build without OpenMP
+                  (the clang fuzz build) */
     _Pragma("omp parallel for schedule(static) if (par)")
     for (size_t p = 0; p < panels; p++) {
         const size_t cols = g->N - p * NR < NR ? g->N - p * NR : NR;

@@ -8,7 +8,7 @@
  *     kernel, with no elementwise work between them: `sgemm`,
  *     the weight gradient in blocks of K steps as the model adds it), and
  *     on the calls of an iteration that adds the weight gradient every
- *     step (`sgemm1`, K = 1: the shapes before issue 5);
+ *     step (`sgemm1`, K = 1: a weight-gradient GEMM of B rows per step);
  *   - the time of MSM at 5% and 10% of full BPTT's checkpoint bytes and of
  *     Chen's sqrt(t), relative to full BPTT.
  * Strategies are timed in rounds (full, msm 5%, msm 10%, chen, full, ...),
@@ -38,6 +38,7 @@
 #include "exec.h"
 #include "meta.h"
 #include "model.h"
+#include "session.h"
 
 void openblas_set_num_threads(int);
 
@@ -104,24 +105,18 @@ typedef struct {
     double sec[32];
 } arm;
 
+/* The arm's plan, by bptt_plan_make, at its share of full BPTT's peak
+ * (rounded down in planner units). */
 static int make_plan(arm *a, size_t T, const bptt_model *m)
 {
+    const int64_t hb = (int64_t)bptt_model_hidden_bytes(m);
+    const int64_t sb = (int64_t)bptt_model_internal_bytes(m);
     bptt_units u;
-    bptt_units_from_bytes(&u, (int64_t)bptt_model_hidden_bytes(m),
-                          (int64_t)bptt_model_internal_bytes(m));
+    bptt_units_from_bytes(&u, hb, sb);
     const int64_t full = bptt_full_peak(T, u.hidden_units, u.internal_units);
-    const int64_t budget = full * a->percent / 100;
-    bptt_table *tb;
-    int rc = bptt_table_alloc(&tb, bptt_strategy_find(a->strategy), T,
-                              u.hidden_units, u.internal_units, budget, NULL);
-    if (rc != BPTT_OK)
-        return rc;
-    int64_t minf;
-    rc = bptt_table_plan(tb, budget, &a->plan, &minf);
-    bptt_table_free(tb);
-    if (rc == BPTT_OK)
-        rc = bptt_plan_validate(a->plan, &a->st);
-    return rc;
+    const int64_t budget = full * a->percent / 100 * u.quantum;
+    return bptt_plan_make(a->strategy, T, hb, sb, budget, NULL, &a->plan,
+                          &a->st, NULL);
 }
 
 static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
@@ -133,19 +128,21 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
 #endif
     openblas_set_num_threads(threads);
     bptt_mem *mem = bptt_mem_alloc();
-    bptt_task *task;
-    bptt_model *model;
-    if (bptt_task_alloc(&task, "copy", T, B, X, 1, mem) != BPTT_TASK_OK)
+    const bptt_session_spec sp = {.cell = cell, .layers = 1, .hidden = H,
+                                  .batch = B, .length = T, .input = X,
+                                  .task = "copy", .seed = 1};
+    bptt_session *session;
+    if (!mem || bptt_session_open(&session, &sp, mem, NULL, 0) != BPTT_OK)
         return 1;
-    const size_t V = bptt_task_classes(task);
-    if (bptt_model_alloc(&model, cell, 1, B, X, H, V, 1, mem) != BPTT_OK)
-        return 1;
+    bptt_model *model = bptt_session_model(session);
+    const size_t V = bptt_session_classes(session);
     if (K == 0)
         K = model->wgrad_steps;
     if (bptt_model_set_wgrad_steps(model, K) != BPTT_OK)
         return 1;
-    bptt_batch batch;
-    bptt_task_batch(task, 0, &batch);
+    if (bptt_session_fetch(session, 0) != BPTT_OK)
+        return 1;
+    const bptt_batch batch = *bptt_session_batch(session);
     arm arms[] = {{"full", "full", 100, NULL, {0}, {0}},
                   {"msm 5%", "msm", 5, NULL, {0}, {0}},
                   {"msm 10%", "msm", 10, NULL, {0}, {0}},
@@ -206,8 +203,7 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
     for (int k = 0; k < n_arms; k++)
         bptt_plan_free(arms[k].plan);
     fflush(stdout);
-    bptt_model_free(model);
-    bptt_task_free(task);
+    bptt_session_close(session);
     bptt_mem_free(mem);
     return 0;
 }

@@ -17,6 +17,7 @@
 #include "data.h"
 #include "mem.h"
 #include "model.h"
+#include "session.h"
 
 void openblas_set_num_threads(int);
 
@@ -42,7 +43,7 @@ typedef struct {
     const config *c;
     char name[64]; /* for messages: "lstm L2 copy T10" */
     bptt_mem *mem;
-    bptt_task *task;
+    bptt_session *session; /* task and model, no optimizer */
     bptt_model *model;
     bptt_batch batch; /* batch 0 */
     bptt_units u;
@@ -59,20 +60,21 @@ static void rig_open(rig *r, const config *c)
              c->task, c->T);
     r->mem = bptt_mem_alloc();
     ck_assert_ptr_nonnull(r->mem);
-    int rc = bptt_task_alloc(&r->task, c->task, c->T, c->B, c->X, c->seed,
-                             r->mem);
-    ck_assert_msg(rc == BPTT_TASK_OK, "%s: task: %s", r->name,
-                  bptt_task_strerror(rc));
-    const size_t X = bptt_task_input_width(r->task);
-    const size_t V = bptt_task_classes(r->task);
-    ck_assert_uint_eq(X, c->X);
-    const bptt_cell_type *cell = bptt_cell_find(c->cell);
-    ck_assert_ptr_nonnull(cell);
-    rc = bptt_model_alloc(&r->model, cell, c->L, c->B, X, c->H, V, c->seed,
-                          r->mem);
-    ck_assert_msg(rc == BPTT_OK, "%s: model: %s", r->name, bptt_strerror(rc));
-    rc = bptt_task_batch(r->task, 0, &r->batch);
-    ck_assert_int_eq(rc, BPTT_TASK_OK);
+    const bptt_session_spec sp = {.cell = bptt_cell_find(c->cell),
+                                  .layers = c->L, .hidden = c->H,
+                                  .batch = c->B, .length = c->T,
+                                  .input = c->X, .task = c->task,
+                                  .seed = c->seed};
+    ck_assert_ptr_nonnull(sp.cell);
+    char why[256] = "";
+    int rc = bptt_session_open(&r->session, &sp, r->mem, why, sizeof why);
+    ck_assert_msg(rc == BPTT_OK, "%s: session: %s (%s)", r->name,
+                  bptt_strerror(rc), why);
+    ck_assert_uint_eq(bptt_session_input(r->session), c->X);
+    r->model = bptt_session_model(r->session);
+    rc = bptt_session_fetch(r->session, 0);
+    ck_assert_int_eq(rc, BPTT_OK);
+    r->batch = *bptt_session_batch(r->session);
     r->hb = bptt_model_hidden_bytes(r->model);
     r->sb = bptt_model_internal_bytes(r->model);
     rc = bptt_units_from_bytes(&r->u, (int64_t)r->hb, (int64_t)r->sb);
@@ -84,8 +86,7 @@ static void rig_open(rig *r, const config *c)
 static void rig_close(rig *r)
 {
     bptt_plan_free(r->full);
-    bptt_model_free(r->model);
-    bptt_task_free(r->task);
+    bptt_session_close(r->session);
     const bptt_mem_stats *st = bptt_mem_stats_get(r->mem);
     ck_assert_msg(st->total_current == 0, "%s: %zu bytes still held",
                   r->name, st->total_current);

@@ -507,10 +507,10 @@ static const bad_case bad_cases[] = {
     RUN(2, "cannot read '/nonexistent/file'", R("--task",
                                                "text:/nonexistent/file")),
     RUN(2, "is empty", R("--task", "text:empty.txt")),
-    RUN(2, "fewer than --length + 1", R("--task", "text:short.txt")),
+    RUN(2, "fewer than length + 1", R("--task", "text:short.txt")),
     RUN(2, "is a directory", R("--task", "text:adir")),
     RUN(2, "not a regular file or a pipe", R("--task", "text:/dev/zero")),
-    RUN(2, "adding task needs --length 2", "--length", "1", "--task",
+    RUN(2, "adding task needs a length of 2", "--length", "1", "--task",
         "adding"),
     /* --optimizer */
     RUN(2, "needs a value", R("--optimizer")),
@@ -577,11 +577,8 @@ static const bad_case bad_cases[] = {
         "--hidden", "60000"),
     RUN(2, "more than this machine's", "--length", "20", "--input",
         "16777215"),
-    RUN(2, "with its plan", "--length", "100000000", "--task", "adding",
-        "--batch", "1", "--hidden", "8", "--memory", "100%"),
-    RUN(2, "more than half of this machine's", "--length", "1000000000",
-        "--task", "adding", "--batch", "1", "--hidden", "8", "--strategy",
-        "chen", "--memory", "1%"),
+    /* (the plan's own refusals, sized to this machine's memory:
+     * test_run_refused_plans) */
     RUN(2, "more than half of this machine's", "--length", "1000000",
         "--task", "adding", "--batch", "1", "--hidden", "1", "--strategy",
         "hsm", "--memory", "10%"),
@@ -1114,6 +1111,38 @@ static void walk_allocations(const char *const *base, int min_allocs)
     ck_assert_msg(!traced || kept > 0, "no failure kept a trace");
 }
 
+/* bptt run's refusals of a plan too large for this machine, at lengths
+ * sized from its physical memory P so that every check before the one
+ * tested passes: an LSTM of H = 8 on the adding task with B = 1 holds
+ * about 29 bytes a step besides its checkpoints (data, the executor's step
+ * tables) and 224 bytes a step of full BPTT's checkpoints; a plan of c
+ * forward ops takes up to (4 c + t + 3) 8-byte actions.
+ * - full BPTT (c = t) at t = P / 273: the run (253 t) fits, the plan (40 t)
+ *   is under half of P, both together (293 t) do not: "with its plan";
+ * - chen at 1% (c about 2 t) at t = P / 50: the run (about 31 t) fits, the
+ *   plan (about 72 t) is more than half of P. */
+START_TEST(test_run_refused_plans)
+{
+    const double phys = (double)sysconf(_SC_PHYS_PAGES) *
+                        (double)sysconf(_SC_PAGESIZE);
+    char t1[32], t2[32];
+    snprintf(t1, sizeof t1, "%.0f", phys / 273);
+    snprintf(t2, sizeof t2, "%.0f", phys / 50);
+    result r;
+    run(&r, (const char *[]){"run", "--length", t1, "--task", "adding",
+                             "--batch", "1", "--hidden", "8", "--memory",
+                             "100%", "--strategy", "full", NULL});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "with its plan"), "t = %s: %s", t1, r.err);
+    run(&r, (const char *[]){"run", "--length", t2, "--task", "adding",
+                             "--batch", "1", "--hidden", "8", "--strategy",
+                             "chen", "--memory", "1%", NULL});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "more than half of this machine's"),
+                  "t = %s: %s", t2, r.err);
+}
+END_TEST
+
 START_TEST(test_run_fail_alloc)
 {
     walk_allocations(
@@ -1195,6 +1224,21 @@ START_TEST(test_help_and_version)
     run(&r, (const char *[]){"--version", NULL});
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "bptt 0."));
+    static char top[sizeof r.out];
+    memcpy(top, r.out, sizeof top);
+    /* every subcommand answers --version with the same line, doing
+     * nothing else (not even checking the other arguments) */
+    static const char *const cmds[] = {"plan", "run", "sweep"};
+    for (size_t i = 0; i < 3; i++) {
+        run(&r, (const char *[]){cmds[i], "--version", NULL});
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.out, top);
+        ck_assert_str_eq(r.err, "");
+        run(&r, (const char *[]){cmds[i], "--length", "0", "--version",
+                                 NULL});
+        ck_assert_int_eq(r.status, 0);
+        ck_assert_str_eq(r.out, top);
+    }
 }
 END_TEST
 
@@ -2028,6 +2072,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_finite_scan);
     tcase_add_test(tc, test_run_diverges);
     tcase_add_test(tc, test_run_fail_alloc);
+    tcase_add_test(tc, test_run_refused_plans);
     tcase_add_loop_test(tc, test_plan_fail_alloc, 0, 3);
     tcase_add_test(tc, test_unwritable_stdout);
     tcase_set_timeout(tc, 120);

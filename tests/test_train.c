@@ -411,8 +411,8 @@ static real *train(const config *c, const char *strategy, int64_t which,
     if (initial)
         *initial = copy_of(r.model->params, r.model->n_params);
     for (size_t it = 0; it < TRAIN_STEPS; it++) {
-        ck_assert_int_eq(bptt_task_batch(r.task, it, &r.batch),
-                         BPTT_TASK_OK);
+        ck_assert_int_eq(bptt_session_fetch(r.session, it), BPTT_OK);
+        r.batch = *bptt_session_batch(r.session);
         bptt_exec_stats ex;
         run_ok(&r, plan, &ex, strategy, m);
         losses[it] = ex.loss;

@@ -26,7 +26,8 @@ enum bptt_status {
     BPTT_ENOMEM,      /* an allocation failed */
     BPTT_EINFEASIBLE, /* the budget is below the smallest feasible one */
     BPTT_EBADPLAN,    /* the validator rejected a plan */
-    BPTT_ETOOBIG      /* sizes whose tables or plans would not fit */
+    BPTT_ETOOBIG,     /* sizes whose tables or plans would not fit */
+    BPTT_ENONFINITE   /* training made a NaN or an infinity (session.h) */
 };
 
 const char *bptt_strerror(int status);
@@ -139,7 +140,7 @@ typedef struct {
     int threads;         /* OpenMP threads for building; 0 = default */
     /* Smallest budget the caller will ask for (0: every budget).  When every
      * budget from it up is answered in closed form (msm and ism at long
-     * lengths, README "Planning at scale"), nothing else is built and the
+     * lengths, doc/design.md 4), nothing else is built and the
      * table serves only budgets from bptt_table_min_served() up. */
     int64_t min_budget;
     /* Nonzero: the plain dynamic programme, every split of every cell

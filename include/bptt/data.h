@@ -73,6 +73,20 @@ const char *bptt_task_name(const bptt_task *task);     /* "copy", ... */
  * BPTT_TASK_BAD_INPUT for NULL arguments). */
 int bptt_task_batch(bptt_task *task, size_t k, bptt_batch *out);
 
+/* The task's sizes before anything is allocated or read, and whether
+ * bptt_task_alloc can make it: spec, length T and input_width as for
+ * bptt_task_alloc.  Fills *X and *V (input width and classes; for text the
+ * vocabulary is known only once the file is read: then both are the
+ * largest it can be, 256 or the file's length, or input_width when given)
+ * and *file_bytes (the text file's size, which the task will hold; 0
+ * otherwise).  Returns BPTT_TASK_OK or the error, with one sentence for
+ * people in why[cap] (NUL-terminated, cut to fit; may be NULL): what is
+ * wrong and what would work, naming sizes, not options ("the copy task
+ * needs an input width of 2 or more ..."). */
+int bptt_task_check(const char *spec, size_t T, size_t input_width,
+                    size_t *X, size_t *V, double *file_bytes, char *why,
+                    size_t cap);
+
 /* For error messages: what an enum bptt_task_error means. */
 const char *bptt_task_strerror(int err);
 

@@ -32,4 +32,12 @@ int bptt_exec_run(const bptt_plan *plan, bptt_model *model,
                   const bptt_batch *batch, bptt_mem *mem,
                   bptt_exec_stats *stats);
 
+/* The working memory (BPTT_MEM_WORKING) bptt_exec_run takes for a plan of
+ * length t on states of hidden_bytes and internal_bytes, to the byte: two
+ * running states, the working internal state, the carry, and its per-step
+ * tables (a hidden and an internal slot pointer and a flag per step).  As
+ * a double, so that sizes past memory do not overflow. */
+double bptt_exec_working_bytes(size_t t, double hidden_bytes,
+                               double internal_bytes);
+
 #endif

@@ -117,6 +117,16 @@ void bptt_model_free(bptt_model *m); /* accepts NULL */
 double bptt_model_working_bytes(const bptt_cell_type *cell, size_t L,
                                 size_t B, size_t X, size_t H, size_t V);
 
+/* Parameters (reals) of a model of these sizes: the tensor table above,
+ * counted without making it; as a double, so that sizes past memory do not
+ * overflow. */
+double bptt_model_param_reals(const bptt_cell_type *cell, size_t L, size_t X,
+                              size_t H, size_t V);
+/* The gradient memory (BPTT_MEM_GRADS) of such a model, to the byte: the
+ * gradient arena and the bias sums in double. */
+double bptt_model_grad_bytes(const bptt_cell_type *cell, size_t L, size_t X,
+                             size_t H, size_t V);
+
 /* Steps per weight-gradient block, 1..BPTT_WGRAD_STEPS_MAX (a model starts
  * with BPTT_WGRAD_STEPS): reallocates the workspace (BPTT_ENOMEM keeps the
  * old one).  Not during an iteration.  Gradients agree bit for bit across
@@ -170,6 +180,9 @@ double bptt_model_grad_norm(const bptt_model *m);
 /* ---- optimizers: one flat loop over the arena --------------------------- */
 
 typedef struct bptt_optimizer bptt_optimizer;
+/* Reals of optimizer state per parameter: sgd 0, adam 2 (its moments);
+ * -1 for an unknown name. */
+int bptt_optimizer_state_per_param(const char *name);
 /* name: "sgd" or "adam"; lr > 0. */
 int bptt_optimizer_alloc(bptt_optimizer **out, const char *name, double lr,
                          const bptt_model *m, bptt_mem *mem);

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One prepared run on the 16-core device machine (issue 5, threads).
+# One prepared run on the 16-core device machine (thread scaling).
 # Binaries built on the Debian 12 machine (-O2 -march=x86-64-v3, AVX-512
 # kernel dispatched at run time), carried with their shared libraries.
 # SMOKE=1: tiny sizes, to try the script here first.

@@ -1,4 +1,4 @@
-/* cli.c: `bptt` entry point: dispatches to subcommands. */
+/* main.c: `bptt` entry point: dispatches to subcommands. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +67,12 @@ int main(int argc, char **argv)
         usage(stdout);
         return finish("", 0);
     }
-    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+    /* --version, after the command too (bptt run --version): the version
+     * and nothing else, whatever else is given */
+    int version = strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0;
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+        version |= strcmp(argv[i], "--version") == 0;
+    if (version) {
         printf("bptt %s (git %s)\n", PACKAGE_VERSION, BPTT_GIT_REVISION);
         return finish("", 0);
     }

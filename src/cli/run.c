@@ -59,6 +59,7 @@
 #include "meta.h"
 #include "model.h"
 #include "npy.h"
+#include "session.h"
 
 #define CMD "run"
 
@@ -653,114 +654,26 @@ static int dump_grads(const char *dir, const bptt_model *m,
 
 /* ---- the run ------------------------------------------------------------ */
 
-/* The task's input width X and classes V before anything is allocated, and
- * the bytes of its text file; or the error.  A text file's vocabulary is
- * known only once it is read: X = V is bounded by 256 and by the file's
- * length (the task checks --input against the real one). */
-static int task_sizes(const run_args *a, size_t *X, size_t *V,
-                      double *file_bytes)
+/* The session that a run's arguments describe (session.h). */
+static void session_spec(const run_args *a, bptt_session_spec *sp)
 {
-    const char *t = a->task;
-    *file_bytes = 0;
-    if (strcmp(t, "copy") == 0) {
-        *X = a->input ? (size_t)a->input : 16;
-        if (*X < 2)
-            return cli_error(EXIT_USAGE, CMD, "--input %" PRId64 " does not "
-                             "suit the copy task (it needs 2 or more: the "
-                             "blank and at least one symbol)", a->input);
-        *V = *X;
-        return 0;
-    }
-    if (strcmp(t, "adding") == 0) {
-        if (a->input && a->input != 2)
-            return cli_error(EXIT_USAGE, CMD, "--input %" PRId64 " does not "
-                             "suit the adding task (its input is 2 wide, a "
-                             "value and a marker: drop --input)", a->input);
-        if (a->length < 2)
-            return cli_error(EXIT_USAGE, CMD, "the adding task needs --length "
-                             "2 or more (two steps are marked)");
-        *X = 2;
-        *V = 16;
-        return 0;
-    }
-    if (strncmp(t, "text:", 5) != 0)
-        return cli_error(EXIT_USAGE, CMD, "--task: unknown task '%s' (use "
-                         "copy, adding or text:FILE)", t);
-    const char *path = t + 5;
-    struct stat sb;
-    if (!*path)
-        return cli_error(EXIT_USAGE, CMD, "--task text: names no file (give "
-                         "text:FILE)");
-    if (stat(path, &sb) != 0 || access(path, R_OK) != 0)
-        return cli_error(EXIT_USAGE, CMD, "--task %s: cannot read '%s' (%s)",
-                         t, path, strerror(errno));
-    if (S_ISDIR(sb.st_mode))
-        return cli_error(EXIT_USAGE, CMD, "--task %s: '%s' is a directory "
-                         "(give a text file)", t, path);
-    if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode))
-        return cli_error(EXIT_USAGE, CMD, "--task %s: '%s' is not a regular "
-                         "file or a pipe (give a text file)", t, path);
-    double vocab = 256;
-    if (S_ISREG(sb.st_mode)) {
-        if (sb.st_size == 0)
-            return cli_error(EXIT_USAGE, CMD, "--task %s: '%s' is empty (give "
-                             "a text of at least --length + 1 = %" PRId64
-                             " bytes)", t, path, a->length + 1);
-        if ((double)sb.st_size < (double)a->length + 1)
-            return cli_error(EXIT_USAGE, CMD, "--task %s: '%s' has %lld "
-                             "bytes, fewer than --length + 1 = %" PRId64
-                             " (give a longer text or a smaller --length)",
-                             t, path, (long long)sb.st_size, a->length + 1);
-        *file_bytes = (double)sb.st_size;
-        if (*file_bytes < vocab)
-            vocab = *file_bytes;
-    }
-    if (a->input && (double)a->input > vocab)
-        return cli_error(EXIT_USAGE, CMD, "--input %" PRId64 " does not suit "
-                         "the text task (its input width is the number of "
-                         "distinct bytes of the text, at most %.0f: drop "
-                         "--input)", a->input, vocab);
-    *X = *V = a->input ? (size_t)a->input : (size_t)vocab;
-    return 0;
+    memset(sp, 0, sizeof *sp);
+    sp->cell = a->cell;
+    sp->layers = (size_t)a->layers;
+    sp->hidden = (size_t)a->hidden;
+    sp->batch = (size_t)a->batch;
+    sp->length = (size_t)a->length;
+    sp->input = (size_t)a->input;
+    sp->task = a->task;
+    sp->optimizer = a->optimizer;
+    sp->lr = a->lr;
+    sp->seed = (unsigned long)a->seed;
+    sp->keep_last_params = a->dump_dir != NULL;
 }
 
 /* The parts of what a run holds that are known before anything is
- * allocated, in bytes. */
-typedef struct {
-    double hidden, internal; /* one checkpointed state of each kind */
-    double full_ckpt;        /* full BPTT's checkpoints */
-    double fixed;            /* everything but checkpoints and the plan */
-} run_sizes;
-
-static void run_sizes_get(const run_args *a, size_t X, size_t V,
-                          double file_bytes, run_sizes *z)
-{
-    const double rb = (double)sizeof(real);
-    const double T = (double)a->length, B = (double)a->batch;
-    const double H = (double)a->hidden, L = (double)a->layers;
-    const double G = (double)a->cell->gates;
-    z->hidden = rb * L * (double)a->cell->hidden_vecs * B * H;
-    z->internal = rb * L * (double)a->cell->internal_vecs * B * H;
-    z->full_ckpt = z->internal * (a->length > 1 ? T - 1 : 1);
-    /* model.h: layer 0 W (G H, X + H) and b; layers 1.. W (G H, 2 H) and
-     * b; the output Wo (V, H) and bo */
-    const double params = rb * (G * H * ((double)X + H + 1) +
-                                (L - 1) * G * H * (2 * H + 1) +
-                                (double)V * (H + 1));
-    const double arenas = params * (2 +                          /* p, g */
-                                    (strcmp(a->optimizer, "adam") == 0
-                                         ? 2                     /* moments */
-                                         : 0) +
-                                    (a->dump_dir ? 1 : 0)); /* a copy */
-    const double data = rb * T * B * (double)X + 4 * T * B + file_bytes;
-    /* the executor's working set (the working internal state, running
-     * states and carries) and the model's, to the byte */
-    const double working =
-        z->internal + 4 * z->hidden +
-        bptt_model_working_bytes(a->cell, (size_t)a->layers,
-                                 (size_t)a->batch, X, (size_t)a->hidden, V);
-    z->fixed = arenas + data + working;
-}
+ * allocated, in bytes (bptt_session_size). */
+typedef bptt_session_sizes run_sizes;
 
 /* The one-line refusal of sizes that need more than the machine has. */
 static int too_big(const char *what, double need, const char *advice)
@@ -775,37 +688,36 @@ static int too_big(const char *what, double need, const char *advice)
 /* Everything the run needs before anything is allocated: the task and its
  * sizes, the memory it would hold, the budget.  Fills *X, *V, *z and
  * *budget_bytes, or prints the error and returns the exit code. */
-static int preflight(const run_args *a, size_t *X, size_t *V, run_sizes *z,
-                     int64_t *budget_bytes)
+static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
 {
-    double file_bytes;
-    int rc = task_sizes(a, X, V, &file_bytes);
-    if (rc)
-        return rc;
+    bptt_session_spec sp;
+    session_spec(a, &sp);
+    char why[4200];
+    int rc = bptt_session_size(&sp, z, why, sizeof why);
+    if (rc != BPTT_OK)
+        return cli_error(EXIT_USAGE, CMD, "--task %s: %s", a->task, why);
     const double phys = (double)cli_phys_bytes();
-    const double data = (double)sizeof(real) * (double)a->length *
-                        (double)a->batch * (double)(*X + 1);
-    if (data + file_bytes > phys)
+    if (z->data_bytes > phys)
         return too_big("the data alone (length x batch x input) needs",
-                       data + file_bytes,
-                       "use a smaller --length or --batch");
-    run_sizes_get(a, *X, *V, file_bytes, z);
+                       z->data_bytes, "use a smaller --length or --batch");
     /* at least one stored state besides the working set */
-    if (z->fixed + z->hidden > phys)
-        return too_big("these sizes need at least", z->fixed + z->hidden,
+    if (z->fixed_bytes + z->hidden_bytes > phys)
+        return too_big("these sizes need at least",
+                       z->fixed_bytes + z->hidden_bytes,
                        "use smaller --hidden, --batch, --length or --layers");
-    if ((rc = parse_memory(a->memory, (int64_t)z->full_ckpt,
-                           (int64_t)z->hidden, budget_bytes)) != 0)
+    if ((rc = parse_memory(a->memory, (int64_t)z->full_checkpoint_bytes,
+                           (int64_t)z->hidden_bytes, budget_bytes)) != 0)
         return rc;
     /* A budget above full BPTT's needs is fine as given (the plan holds no
      * more than it needs); what the plan can hold must fit in memory. */
-    const double held = fmin((double)*budget_bytes, z->full_ckpt + z->hidden);
-    if (z->fixed + held > phys) {
+    const double held = fmin((double)*budget_bytes,
+                             z->full_checkpoint_bytes + z->hidden_bytes);
+    if (z->fixed_bytes + held > phys) {
         char c[32];
         char what[96];
         snprintf(what, sizeof what, "with %s of checkpoints this run would "
                  "hold up to", cli_bytes_text(c, sizeof c, held));
-        return too_big(what, z->fixed + held,
+        return too_big(what, z->fixed_bytes + held,
                        "give a smaller --memory, e.g. 5%");
     }
     return 0;
@@ -817,11 +729,7 @@ typedef struct {
     run_result *r;
     bptt_plan *plan;
     bptt_mem *mem;
-    bptt_task *task;
-    bptt_model *model;
-    bptt_optimizer *optim;
-    real *params_before; /* --dump-grads: before the last update */
-    bptt_batch batch;
+    bptt_session *session;
     live_sample *samples; /* one per iteration */
     live_trace trace;
     live_progress progress;
@@ -858,70 +766,59 @@ stopped(run_state *s, int code, const char *fmt, ...)
                      kept_text(s, kept, sizeof kept));
 }
 
-/* The error line of an iteration that made a NaN or an infinity: in the
- * loss (w NULL) or in an arena ("gradient", "parameter"). */
-static int diverged(run_state *s, int64_t it, const char *arena, int status,
-                    const bptt_nonfinite *w)
+/* The error line of an iteration that made a NaN or an infinity. */
+static int diverged(run_state *s, int64_t it, const bptt_session_fault *f)
 {
     char what[160], more[64] = "";
-    if (w && w->count > 1)
+    const bptt_nonfinite *w = &f->where;
+    if (w->count > 1)
         snprintf(more, sizeof more, " (and %zu more values)", w->count - 1);
-    if (!w)
+    if (strcmp(f->arena, "loss") == 0)
         snprintf(what, sizeof what, "the loss is %s",
-                 bptt_finite_str(status));
+                 bptt_finite_str(f->status));
     else
-        snprintf(what, sizeof what, "%s %s[%zu, %zu] is %s%s", arena,
-                 *w->tensor ? w->tensor : "?", w->row, w->col,
-                 bptt_finite_str(status), more);
+        snprintf(what, sizeof what, "%s%s %s[%zu, %zu] is %s%s",
+                 strcmp(f->arena, "parameter") == 0 ? "after the update, "
+                                                    : "",
+                 f->arena, *w->tensor ? w->tensor : "?", w->row, w->col,
+                 bptt_finite_str(f->status), more);
     return stopped(s, 1, "iteration %" PRId64 " of %" PRId64 ": %s; the "
                    "training diverged (try a smaller --lr than %g)", it + 1,
                    s->a->iters, what, s->a->lr);
 }
 
-/* Iteration it (0-based): a batch, the plan executed and measured, the NaN
- * and infinity scans, the update, the trace's row.  0, or the error line
- * printed and the exit code. */
+/* Iteration it (0-based): the session's gradients of batch it, timed, and
+ * its update, each checked for NaN and infinity, then the trace's row.
+ * 0, or the error line printed and the exit code. */
 static int iterate(run_state *s, int64_t it)
 {
     const run_args *a = s->a;
     run_result *r = s->r;
-    int rc = bptt_task_batch(s->task, (size_t)it, &s->batch);
-    if (rc == BPTT_OK) {
-        bptt_mem_reset_peaks(s->mem);
-        live_clock c0, c1;
-        live_clock_start(&c0);
-        rc = bptt_exec_run(s->plan, s->model, &s->batch, s->mem, &r->ex);
-        live_clock_stop(&c1);
-        live_sample_between(&c0, &c1, &s->samples[it]);
-    }
+    bptt_session_fault f;
+    live_clock c0, c1;
+    live_clock_start(&c0);
+    int rc = bptt_session_gradients(s->session, s->plan, (size_t)it, &r->ex,
+                                    &f);
+    live_clock_stop(&c1);
+    live_sample_between(&c0, &c1, &s->samples[it]);
+    if (rc == BPTT_ENONFINITE)
+        return diverged(s, it, &f);
     if (rc != BPTT_OK)
         return stopped(s, 1, "training failed in iteration %" PRId64 " of "
                        "%" PRId64 ": %s%s", it + 1, a->iters,
                        bptt_strerror(rc),
                        rc == BPTT_ENOMEM && a->fail_alloc ? " (--fail-alloc)"
                                                           : "");
-    /* NaN or infinity: stop here, naming where */
-    bptt_nonfinite w;
-    int fs = bptt_finite_value(r->ex.loss);
-    if (fs != BPTT_FINITE_OK)
-        return diverged(s, it, "", fs, NULL);
-    if ((fs = bptt_finite_scan(s->model, s->model->grads, &w)) !=
-        BPTT_FINITE_OK)
-        return diverged(s, it, "gradient", fs, &w);
+    const bptt_model *m = bptt_session_model(s->session);
     if (it == 0)
         r->loss_first = r->ex.loss;
     r->loss_last = r->ex.loss;
-    r->grad_norm = bptt_model_grad_norm(s->model);
+    r->grad_norm = bptt_model_grad_norm(m);
     r->mem = *bptt_mem_stats_get(s->mem);
-    r->wpack_bytes = s->model->wpack_bytes;
-    r->wgrad_bytes = s->model->wgrad_bytes;
-    if (it == a->iters - 1 && s->params_before)
-        memcpy(s->params_before, s->model->params,
-               s->model->n_params * sizeof(real));
-    bptt_optimizer_step(s->optim, s->model);
-    if ((fs = bptt_finite_scan(s->model, s->model->params, &w)) !=
-        BPTT_FINITE_OK)
-        return diverged(s, it, "after the update, parameter", fs, &w);
+    r->wpack_bytes = m->wpack_bytes;
+    r->wgrad_bytes = m->wgrad_bytes;
+    if (bptt_session_update(s->session, &f) != BPTT_OK)
+        return diverged(s, it, &f);
     if (a->trace) {
         const int err = live_trace_row(&s->trace, it + 1, r->ex.loss,
                                        r->grad_norm, &s->samples[it]);
@@ -1007,8 +904,9 @@ static int finish(run_state *s)
                          a->dump_dir ? ", the gradient dump" : "",
                          a->trace ? "; the trace is whole" : "");
     if (a->dump_dir) {
-        const int err = dump_grads(a->dump_dir, s->model, &s->batch,
-                                   s->params_before);
+        const int err = dump_grads(a->dump_dir, bptt_session_model(s->session),
+                                   bptt_session_batch(s->session),
+                                   bptt_session_last_params(s->session));
         if (err) {
             char kept[4200] = "";
             if (a->trace)
@@ -1039,14 +937,13 @@ int cli_run(int argc, char **argv)
         return rc;
 
     /* every check before the first allocation */
-    size_t X = 0, V = 0;
-    run_sizes z = {0, 0, 0, 0};
+    run_sizes z;
     int64_t budget_bytes = 0;
-    if ((rc = preflight(&a, &X, &V, &z, &budget_bytes)) != 0)
+    if ((rc = preflight(&a, &z, &budget_bytes)) != 0)
         return rc;
-    const size_t T = (size_t)a.length, B = (size_t)a.batch;
-    const size_t H = (size_t)a.hidden, L = (size_t)a.layers;
-    const double hb = z.hidden, sb = z.internal, full_ckpt = z.full_ckpt;
+    const size_t T = (size_t)a.length;
+    const double hb = z.hidden_bytes, sb = z.internal_bytes;
+    const double full_ckpt = z.full_checkpoint_bytes;
     bptt_units u;
     bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb);
     const int64_t budget_units = budget_bytes / u.quantum;
@@ -1097,12 +994,12 @@ int cli_run(int argc, char **argv)
     const double plan_bytes =
         cli_plan_bytes(T, bptt_table_cost(tb, budget_units));
     const double held = fmin((double)budget_bytes, full_ckpt + hb);
-    if (z.fixed + held + plan_bytes > (double)cli_phys_bytes()) {
+    if (z.fixed_bytes + held + plan_bytes > (double)cli_phys_bytes()) {
         bptt_table_free(tb);
         char p[32], what[96];
         snprintf(what, sizeof what, "with its plan (up to %s) this run would "
                  "hold up to", cli_bytes_text(p, sizeof p, plan_bytes));
-        return too_big(what, z.fixed + held + plan_bytes,
+        return too_big(what, z.fixed_bytes + held + plan_bytes,
                        "use a smaller --length");
     }
     rc = bptt_table_plan(tb, budget_units, &plan, NULL);
@@ -1139,43 +1036,28 @@ int cli_run(int argc, char **argv)
         bptt_mem_fail_at(s.mem, (size_t)a.fail_alloc);
     const char *hook = a.fail_alloc ? " (--fail-alloc)" : "";
     s.samples = calloc((size_t)a.iters, sizeof *s.samples);
-    int terr = bptt_task_alloc(&s.task, a.task, T, B, (size_t)a.input,
-                               (unsigned long)a.seed, s.mem);
-    if (terr != BPTT_TASK_OK) {
-        rc = cli_error(terr == BPTT_TASK_NOMEM ? 1 : EXIT_USAGE, CMD,
-                       "--task %s: %s%s", a.task, bptt_task_strerror(terr),
-                       terr == BPTT_TASK_NOMEM ? hook : "");
-        goto out;
-    }
-    r.input = bptt_task_input_width(s.task);
-    r.classes = bptt_task_classes(s.task);
-
-    rc = bptt_model_alloc(&s.model, a.cell, L, B, r.input, H, r.classes,
-                          (unsigned long)a.seed, s.mem);
-    if (rc == BPTT_OK)
-        rc = bptt_optimizer_alloc(&s.optim, a.optimizer, a.lr, s.model,
-                                  s.mem);
-    if (rc == BPTT_OK && a.dump_dir) {
-        s.params_before = malloc(s.model->n_params * sizeof(real));
-        if (!s.params_before)
-            rc = BPTT_ENOMEM;
-    }
-    if (!s.samples)
-        rc = BPTT_ENOMEM;
+    bptt_session_spec sp;
+    session_spec(&a, &sp);
+    char why[4200] = "";
+    rc = s.samples ? bptt_session_open(&s.session, &sp, s.mem, why,
+                                       sizeof why)
+                   : BPTT_ENOMEM;
     if (rc != BPTT_OK) {
-        rc = cli_error(1, CMD, "training failed: %s%s", bptt_strerror(rc),
-                       rc == BPTT_ENOMEM ? hook : "");
+        if (rc == BPTT_ENOMEM)
+            rc = cli_error(1, CMD, "training failed: %s%s", bptt_strerror(rc),
+                           hook);
+        else
+            rc = cli_error(EXIT_USAGE, CMD, "--task %s: %s", a.task, why);
         goto out;
     }
+    r.input = bptt_session_input(s.session);
+    r.classes = bptt_session_classes(s.session);
     rc = iterate_all(&s);
     if (rc == 0)
         rc = finish(&s);
 out:
-    free(s.params_before);
     free(s.samples);
-    bptt_optimizer_free(s.optim, s.mem);
-    bptt_model_free(s.model);
-    bptt_task_free(s.task);
+    bptt_session_close(s.session);
     bptt_plan_free(plan);
     bptt_mem_free(s.mem);
     return rc;

@@ -47,6 +47,7 @@ const char *bptt_strerror(int status)
     case BPTT_EINFEASIBLE: return "budget below the smallest feasible one";
     case BPTT_EBADPLAN: return "invalid plan";
     case BPTT_ETOOBIG: return "sizes too large for this machine";
+    case BPTT_ENONFINITE: return "a NaN or an infinity";
     default: return "unknown status";
     }
 }

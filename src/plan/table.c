@@ -251,7 +251,7 @@ static void dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
 
 /* ---- the fast DP ----------------------------------------------------------
  *
- * Exact shortcuts over dp_cell's plain scan (README "Planning at scale"
+ * Exact shortcuts over dp_cell's plain scan (doc/design.md 4
  * gives the proofs; tests/test_planner.c compares every cell with the plain
  * DP up to t = 2000):
  *

@@ -16,11 +16,14 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gsl/gsl_rng.h>
 
@@ -240,6 +243,94 @@ static int task_setup(bptt_task *task, const char *spec, size_t input_width)
         return BPTT_TASK_OK;
     }
     return BPTT_TASK_UNKNOWN;
+}
+
+/* why[cap] as printf would; returns err. */
+__attribute__((format(printf, 4, 5))) static int
+task_why(int err, char *why, size_t cap, const char *fmt, ...)
+{
+    if (why && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, cap, fmt, ap);
+        va_end(ap);
+    }
+    return err;
+}
+
+int bptt_task_check(const char *spec, size_t T, size_t input_width,
+                    size_t *X, size_t *V, double *file_bytes, char *why,
+                    size_t cap)
+{
+    if (why && cap)
+        why[0] = '\0';
+    *X = *V = 0;
+    *file_bytes = 0;
+    if (strcmp(spec, "copy") == 0) {
+        *X = *V = input_width ? input_width : COPY_DEFAULT_WIDTH;
+        if (*X < 2 || *X > INT32_MAX)
+            return task_why(BPTT_TASK_BAD_INPUT, why, cap,
+                            "input width %zu does not suit the copy task "
+                            "(it needs 2 or more: the blank and at least one "
+                            "symbol)", input_width);
+        return BPTT_TASK_OK;
+    }
+    if (strcmp(spec, "adding") == 0) {
+        if (input_width && input_width != ADDING_WIDTH)
+            return task_why(BPTT_TASK_BAD_INPUT, why, cap,
+                            "input width %zu does not suit the adding task "
+                            "(its input is %d wide, a value and a marker)",
+                            input_width, ADDING_WIDTH);
+        if (T < 2)
+            return task_why(BPTT_TASK_BAD_INPUT, why, cap,
+                            "the adding task needs a length of 2 or more "
+                            "(two steps are marked)");
+        *X = ADDING_WIDTH;
+        *V = ADDING_CLASSES;
+        return BPTT_TASK_OK;
+    }
+    const size_t np = strlen(TEXT_PREFIX);
+    if (strncmp(spec, TEXT_PREFIX, np) != 0)
+        return task_why(BPTT_TASK_UNKNOWN, why, cap,
+                        "unknown task '%s' (use copy, adding or text:FILE)",
+                        spec);
+    const char *path = spec + np;
+    struct stat sb;
+    if (!*path)
+        return task_why(BPTT_TASK_FILE, why, cap,
+                        "task text: names no file (give text:FILE)");
+    if (stat(path, &sb) != 0 || access(path, R_OK) != 0)
+        return task_why(BPTT_TASK_FILE, why, cap, "cannot read '%s' (%s)",
+                        path, strerror(errno));
+    if (S_ISDIR(sb.st_mode))
+        return task_why(BPTT_TASK_FILE, why, cap,
+                        "'%s' is a directory (give a text file)", path);
+    if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode))
+        return task_why(BPTT_TASK_FILE, why, cap,
+                        "'%s' is not a regular file or a pipe (give a text "
+                        "file)", path);
+    double vocab = 256;
+    if (S_ISREG(sb.st_mode)) {
+        if (sb.st_size == 0)
+            return task_why(BPTT_TASK_SHORT_FILE, why, cap,
+                            "'%s' is empty (give a text of at least length "
+                            "+ 1 = %.0f bytes)", path, (double)T + 1);
+        if ((double)sb.st_size < (double)T + 1)
+            return task_why(BPTT_TASK_SHORT_FILE, why, cap,
+                            "'%s' has %lld bytes, fewer than length + 1 = "
+                            "%.0f (give a longer text or a smaller length)",
+                            path, (long long)sb.st_size, (double)T + 1);
+        *file_bytes = (double)sb.st_size;
+        if (*file_bytes < vocab)
+            vocab = *file_bytes;
+    }
+    if (input_width && (double)input_width > vocab)
+        return task_why(BPTT_TASK_BAD_INPUT, why, cap,
+                        "input width %zu does not suit the text task (its "
+                        "input width is the number of distinct bytes of the "
+                        "text, at most %.0f)", input_width, vocab);
+    *X = *V = input_width ? input_width : (size_t)vocab;
+    return BPTT_TASK_OK;
 }
 
 int bptt_task_alloc(bptt_task **out, const char *spec, size_t T, size_t B,

@@ -162,3 +162,11 @@ int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
     st->loss = loss / ((double)B * (double)t);
     return rc;
 }
+
+double bptt_exec_working_bytes(size_t t, double hidden_bytes,
+                               double internal_bytes)
+{
+    const double steps = (double)t + 1;
+    return 3 * hidden_bytes + internal_bytes +
+           steps * (2 * (double)sizeof(real *) + 1);
+}

@@ -119,6 +119,25 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     return BPTT_OK;
 }
 
+double bptt_model_param_reals(const bptt_cell_type *cell, size_t L, size_t X,
+                              size_t H, size_t V)
+{
+    const double gh = (double)cell->gates * (double)H, h = (double)H;
+    double n = 0;
+    for (size_t l = 0; l < L; l++) /* W_l (G H, X_l + H) and b_l (G H) */
+        n += gh * ((double)(l == 0 ? X : H) + h) + gh;
+    return n + (double)V * h + (double)V; /* Wo (V, H) and bo (V) */
+}
+
+double bptt_model_grad_bytes(const bptt_cell_type *cell, size_t L, size_t X,
+                             size_t H, size_t V)
+{
+    const double biases = (double)L * (double)cell->gates * (double)H +
+                          (double)V; /* dbias: model.h */
+    return (double)sizeof(real) * bptt_model_param_reals(cell, L, X, H, V) +
+           (double)sizeof(double) * biases;
+}
+
 double bptt_model_working_bytes(const bptt_cell_type *cell, size_t L,
                                 size_t B, size_t X, size_t H, size_t V)
 {
@@ -403,6 +422,11 @@ struct bptt_optimizer {
     long step;
     real *m1, *m2; /* Adam moments (n_params) */
 };
+
+int bptt_optimizer_state_per_param(const char *name)
+{
+    return strcmp(name, "adam") == 0 ? 2 : strcmp(name, "sgd") == 0 ? 0 : -1;
+}
 
 int bptt_optimizer_alloc(bptt_optimizer **out, const char *name, double lr,
                          const bptt_model *m, bptt_mem *mem)

@@ -256,7 +256,10 @@ int main(int argc, char **argv)
     for (char *c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
         const bptt_cell_type *cell = bptt_cell_find(c);
         if (!cell) {
-            fprintf(stderr, "bench-train: unknown cell '%s' (use lstm, rnn)\n", c);
+            char names[128];
+            bptt_cell_names(names, sizeof names, " or ");
+            fprintf(stderr, "bench-train: unknown cell '%s' (use %s)\n", c,
+                    names);
             rc = 2;
             break;
         }

@@ -175,7 +175,7 @@ static void make_scratch(char *dir, size_t cap)
     write_file(dir, "badformat.conf", "length = 10\nformat = xml\n");
     write_file(dir, "badinf.conf", "length = 10\ninfeasible = maybe\n");
     write_file(dir, "badout.conf", "length = 10\nout = adir\n");
-    write_file(dir, "badcell.conf", "mode = run\nlength = 10\ncell = gru\n");
+    write_file(dir, "badcell.conf", "mode = run\nlength = 10\ncell = qrnn\n");
     write_file(dir, "badlayers.conf", "mode = run\nlength = 10\n"
                                       "layers = 17\n");
     write_file(dir, "badinput.conf", "mode = run\nlength = 10\ninput = 0\n");
@@ -410,7 +410,7 @@ static const bad_case bad_cases[] = {
     /* --cell */
     RUN(2, "needs a value", R("--cell")),
     RUN(2, "unknown cell ''", R("--cell", "")),
-    RUN(2, "unknown cell", R("--cell", "gru")),
+    RUN(2, "unknown cell", R("--cell", "qrnn")),
     RUN(2, "unknown cell", R("--cell", "LSTM")),
     RUN(2, "given twice", R("--cell", "rnn", "--cell", "lstm")),
     /* --layers */
@@ -611,7 +611,7 @@ static const bad_case bad_cases[] = {
     /* --cell */
     SWR(2, "needs a value", "--cell"),
     SWR(2, "empty value", "--cell", ""),
-    SWR(2, "unknown cell 'gru'", "--cell", "lstm,gru"),
+    SWR(2, "unknown cell 'qrnn'", "--cell", "lstm,qrnn"),
     SW(2, "does not apply in plan mode", "--cell", "rnn,lstm"),
     /* --layers */
     SWR(2, "needs a value", "--layers"),
@@ -757,7 +757,7 @@ static const bad_case bad_cases[] = {
           "badinf.conf"),
     SWEEP(2, "--out: 'adir' exists and is not a regular file", "--config",
           "badout.conf"),
-    SWEEP(2, "unknown cell 'gru'", "--out", "x", "--config", "badcell.conf"),
+    SWEEP(2, "unknown cell 'qrnn'", "--out", "x", "--config", "badcell.conf"),
     SWEEP(2, "layers: 17 is out of range", "--out", "x", "--config",
           "badlayers.conf"),
     SWEEP(2, "input: 0 is out of range", "--out", "x", "--config",
@@ -1726,6 +1726,11 @@ START_TEST(test_dump_shapes)
           {"inputs", "(8, 1, 1)"}, {"targets", "(8, 1)"}}},
         {"rnn", "2", "copy", "2",
          {{"W0", "(1, 3)"}, {"b0", "(1,)"}, {"W1", "(1, 2)"}, {"b1", "(1,)"},
+          {"Wo", "(2, 1)"}, {"bo", "(2,)"}, {"inputs", "(8, 1, 2)"},
+          {"targets", "(8, 1)"}}},
+        /* the GRU's four row blocks [r, z, n_x, n_h] (cell.h) */
+        {"gru", "2", "copy", "2",
+         {{"W0", "(4, 3)"}, {"b0", "(4,)"}, {"W1", "(4, 2)"}, {"b1", "(4,)"},
           {"Wo", "(2, 1)"}, {"bo", "(2,)"}, {"inputs", "(8, 1, 2)"},
           {"targets", "(8, 1)"}}},
     };

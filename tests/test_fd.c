@@ -4,9 +4,11 @@
  *
  * Promises: full BPTT's gradient of the mean cross-entropy agrees with
  * central finite differences of the loss, for every parameter tensor of
- * RNN and LSTM stacks of 1 and 2 layers (copy task, and adding):
+ * RNN, LSTM and GRU stacks of 1 and 2 layers (copy task, and adding):
  *   ||g_fd - g|| / max(||g_fd||, ||g||, tiny) < 1e-6 per tensor,
- * with every parameter perturbed (the models are tiny); and every
+ * with every parameter perturbed (the models are tiny) but the entries a
+ * cell keeps at zero (the GRU's zero blocks, cell.h), which are not free
+ * parameters: those must be zero, with a gradient of exactly zero; and every
  * strategy's plan, at its smallest budget and halfway to full BPTT's peak,
  * gives gradients bit-identical to full BPTT's in double too.  Both with
  * the model's weight-gradient blocks and with blocks of 3 steps (several
@@ -56,6 +58,9 @@ static const config configs[] = {
     {"lstm", 2, "copy", 5, 2, 4, 3, 34},
     {"lstm", 1, "adding", 6, 2, 2, 3, 35},
     {"rnn", 2, "adding", 5, 2, 2, 3, 36},
+    {"gru", 1, "copy", 8, 2, 3, 4, 37},
+    {"gru", 2, "copy", 5, 2, 4, 3, 38},
+    {"gru", 1, "adding", 6, 2, 2, 3, 39},
 };
 #define N_CONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
@@ -123,11 +128,30 @@ START_TEST(test_fd_full)
     for (size_t k = 0; k < m->n_tensors; k++) {
         const bptt_tensor *t = &m->tensor[k];
         const size_t len = t->rows * t->cols;
+        /* free[j]: entry j is a parameter (1), or one the cell keeps at
+         * zero (0): the cell's zero_fixed on ones, for the layers' W */
+        real *free_ = malloc(len * sizeof(real));
+        ck_assert_ptr_nonnull(free_);
+        for (size_t j = 0; j < len; j++)
+            free_[j] = 1;
+        const size_t l = k / 2;
+        if (m->cell->zero_fixed && k % 2 == 0 && l < m->L)
+            m->cell->zero_fixed(m->ws[l].X, m->H, free_);
+        size_t fixed = 0;
         double num = 0, nfd = 0, ng = 0;
         size_t worst = 0;
         double worst_d = -1, worst_fd = 0;
         for (size_t j = 0; j < len; j++) {
             real *p = m->params + t->offset + j;
+            if (free_[j] == 0) {
+                fixed++;
+                ck_assert_msg(*p == 0 && g[t->offset + j] == 0,
+                              "%s: %s entry %zu, kept at zero by the cell: "
+                              "parameter %.17g, gradient %.17g",
+                              r.name, t->name, j, (double)*p,
+                              (double)g[t->offset + j]);
+                continue;
+            }
             const real saved = *p;
             *p = saved + FD_EPS;
             const double up = run(&r, r.full);
@@ -146,6 +170,14 @@ START_TEST(test_fd_full)
                 worst = j;
             }
         }
+        free(free_);
+        /* the GRU's W_l: n_x rows without their H h columns, n_h rows
+         * without their X_l x columns */
+        const size_t want_fixed =
+            m->cell->zero_fixed && k % 2 == 0 && l < m->L
+                ? m->H * (m->ws[l].X + m->H)
+                : 0;
+        ck_assert_uint_eq(fixed, want_fixed);
         double den = sqrt(nfd) > sqrt(ng) ? sqrt(nfd) : sqrt(ng);
         if (den < 1e-300)
             den = 1e-300;

@@ -60,6 +60,7 @@ static const sconf confs[] = {
     {"lstm", "adding", "sgd", 1, 0, 0},
     {"rnn", "text:test_session_text.txt", "adam", 2, 0, 1},
     {"lstm", "copy", NULL, 3, 5, 0},
+    {"gru", "copy", "adam", 2, 0, 1},
 };
 #define N_CONFS (sizeof confs / sizeof confs[0])
 

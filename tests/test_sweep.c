@@ -343,7 +343,7 @@ static const bad_case bad_cases[] = {
      "one thread count"},
     {{"--length", "10", "--strategy", "hsm,magic", "--out", "x", NULL}, 2,
      "unknown strategy 'magic'"},
-    {{"--mode", "run", "--length", "10", "--cell", "gru", "--out", "x", NULL},
+    {{"--mode", "run", "--length", "10", "--cell", "qrnn", "--out", "x", NULL},
      2, "unknown cell"},
     {{"--mode", "walk", "--length", "10", "--out", "x", NULL}, 2,
      "unknown mode"},

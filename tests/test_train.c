@@ -1,15 +1,16 @@
 /* test_train.c: Check suite of the executor on a real model (float32).
  *
  * Promises: for every strategy in bptt_strategies[] and every feasible
- * budget, on RNN and LSTM stacks of 1 and 2 layers (copy task, and one
- * adding case), running a plan
+ * budget, on RNN, LSTM and GRU stacks of 1 and 2 layers (copy task, and
+ * one adding case), running a plan
  *   - does exactly the plan's forward ops (the table's cost, the
  *     validator's count), t backward ops and t output ops;
  *   - holds, at its tracked checkpoint peak, exactly the bytes the
  *     validator predicts, never more than the byte budget, and releases
  *     every byte it took;
  *   - gives gradients and loss bit-identical to full BPTT's, and, after 3
- *     SGD or Adam steps, bit-identical parameters;
+ *     SGD or Adam steps, bit-identical parameters (the GRU's zero blocks
+ *     still exactly zero);
  * the executor rejects plans of the wrong length or units (BPTT_EINVAL)
  * and broken plans (BPTT_EBADPLAN) without leaking, and an allocation
  * failure at any of its allocations (and of bptt_model_alloc's) gives
@@ -58,6 +59,8 @@ static const config configs[] = {
     {"lstm", 1, "copy", 16, 2, 4, 5, 13},
     {"lstm", 2, "copy", 10, 2, 3, 4, 14},
     {"lstm", 1, "adding", 9, 3, 2, 4, 15},
+    {"gru", 1, "copy", 16, 2, 4, 5, 16},
+    {"gru", 2, "copy", 10, 3, 3, 4, 17},
 };
 #define N_CONFIGS ((int)(sizeof configs / sizeof configs[0]))
 
@@ -422,6 +425,45 @@ static real *train(const config *c, const char *strategy, int64_t which,
     return p;
 }
 
+/* The entries a cell keeps at zero (the GRU's zero blocks, cell.h) are
+ * exactly zero in params, a parameter arena of config c after training
+ * with opt; there are H (X_l + H) of them in each layer's W. */
+static void check_zero_blocks(const config *c, const real *params,
+                              const char *opt)
+{
+    const bptt_cell_type *cell = bptt_cell_find(c->cell);
+    if (!cell->zero_fixed)
+        return;
+    rig r;
+    rig_open(&r, c);
+    const bptt_model *m = r.model;
+    for (size_t l = 0; l < m->L; l++) {
+        const bptt_tensor *t = &m->tensor[2 * l];
+        const size_t len = t->rows * t->cols;
+        real *ones = malloc(len * sizeof(real));
+        ck_assert_ptr_nonnull(ones);
+        for (size_t j = 0; j < len; j++)
+            ones[j] = 1;
+        cell->zero_fixed(m->ws[l].X, m->H, ones);
+        size_t fixed = 0, nonzero_free = 0;
+        for (size_t j = 0; j < len; j++) {
+            const real p = params[t->offset + j];
+            if (ones[j] == 0) {
+                fixed++;
+                ck_assert_msg(p == 0, "%s: %s: %s[%zu] is %.9g, kept at zero "
+                              "by the cell", r.name, opt, t->name, j,
+                              (double)p);
+            } else {
+                nonzero_free += p != 0;
+            }
+        }
+        ck_assert_uint_eq(fixed, m->H * (m->ws[l].X + m->H));
+        ck_assert_uint_eq(nonzero_free, len - fixed);
+        free(ones);
+    }
+    rig_close(&r);
+}
+
 static void check_training(int ci, const char *opt, double lr)
 {
     const config *c = &configs[ci];
@@ -435,6 +477,7 @@ static void check_training(int ci, const char *opt, double lr)
     rig_close(&r);
     ck_assert_msg(first_diff(ref, init, n) < n,
                   "%s: %s left the parameters unchanged", c->cell, opt);
+    check_zero_blocks(c, ref, opt);
     for (int k = 0; bptt_strategies[k]; k++) {
         for (int64_t which = -1; which >= -3; which--) {
             real *p = train(c, bptt_strategies[k]->name, which, opt, lr,
@@ -681,9 +724,10 @@ END_TEST
 
 START_TEST(test_state_from_internal)
 {
-    /* loop index: cell (rnn, lstm) x layers (1, 2) */
-    const config c = {_i / 2 ? "lstm" : "rnn", 1 + (size_t)(_i % 2), "copy",
-                      8, 3, 4, 5, 21};
+    /* loop index: cell (rnn, lstm, gru) x layers (1, 2) */
+    static const char *const cells[] = {"rnn", "lstm", "gru"};
+    const config c = {cells[_i / 2], 1 + (size_t)(_i % 2), "copy", 8, 3, 4,
+                      5, 21};
     rig r;
     rig_open(&r, &c);
     bptt_model *m = r.model;
@@ -821,12 +865,13 @@ START_TEST(test_kernel_gemm)
 END_TEST
 
 /* The forward op with the weights packed for the kernel equals the one
- * with cblas on W up to rounding (both cells, sizes off the tiles). */
+ * with cblas on W up to rounding (every cell, sizes off the tiles). */
 START_TEST(test_kernel_forward)
 {
     if (strcmp(bptt_cell_kernel(), "cblas") == 0)
         return; /* nothing packed on this CPU */
-    const config c = {_i ? "lstm" : "rnn", 1, "copy", 4, 11, 4, 37, 41};
+    static const char *const cells[] = {"rnn", "lstm", "gru"};
+    const config c = {cells[_i], 1, "copy", 4, 11, 4, 37, 41};
     rig r;
     rig_open(&r, &c);
     bptt_model *m = r.model;
@@ -984,7 +1029,7 @@ static Suite *train_suite(void)
     tcase_add_checked_fixture(tc, fixed_threads, NULL);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_kernel_gemm);
-    tcase_add_loop_test(tc, test_kernel_forward, 0, 2);
+    tcase_add_loop_test(tc, test_kernel_forward, 0, 3);
     suite_add_tcase(su, tc);
 
     tc = tcase_create("workspace");
@@ -997,7 +1042,7 @@ static Suite *train_suite(void)
     tc = tcase_create("restore");
     tcase_add_checked_fixture(tc, fixed_threads, NULL);
     tcase_set_timeout(tc, 30);
-    tcase_add_loop_test(tc, test_state_from_internal, 0, 4);
+    tcase_add_loop_test(tc, test_state_from_internal, 0, 6);
     suite_add_tcase(su, tc);
 
     return su;

@@ -1,18 +1,33 @@
-/* cell.h: the recurrent cell interface: a vanilla RNN (tanh) and an LSTM.
+/* cell.h: the recurrent cell interface: a vanilla RNN (tanh), an LSTM and
+ * a GRU.
  *
  * Legend: B batch, X input width of the layer, H hidden width, G gates
- * (RNN 1, LSTM 4).  Weights W (G*H, X+H) act on the concatenation [x, h]
- * of the input and the previous hidden state: all gates come from one GEMM.
+ * (RNN 1, LSTM 4, GRU 4).  Weights W (G*H, X+H) act on the concatenation
+ * [x, h] of the input and the previous hidden state: all gates come from
+ * one GEMM.
  *
- * A cell declares its hidden state (what the next step reads: RNN h; LSTM
- * h and c) and its internal state (exactly what its backward op needs, and
- * enough to rebuild the hidden state with no forward op), in units of B*H
- * reals:
+ * A cell declares its hidden state (what the next step reads: RNN and GRU
+ * h; LSTM h and c) and its internal state (exactly what its backward op
+ * needs, and enough to rebuild the hidden state with no forward op), in
+ * units of B*H reals:
  *   RNN  hidden [h] (1)        internal [h_prev, h] (2)
  *   LSTM hidden [h, c] (2)     internal [h_prev, c_prev, act, c] (7), act
  *        the activated gates (B, 4H) in the order i, f, o, g; h = o*tanh(c)
  *        is rebuilt from it with the same expression the forward op uses,
  *        so the rebuilt state is bit-identical.
+ *   GRU  hidden [h] (1)        internal [h_prev, act] (5), act (B, 4H) the
+ *        row blocks [r, z, n, a_nh]: reset and update gates, candidate, and
+ *        a_nh = W_hn h_prev + b_hn; h = (1 - z)*n + z*h_prev is rebuilt from
+ *        it with the forward op's expression (bit-identical).
+ *        PyTorch's equations (nn.GRU): r = sigmoid(W_ir x + b_ir + W_hr h +
+ *        b_hr), z likewise, n = tanh(W_in x + b_in + r*(W_hn h + b_hn)).
+ *        W's row blocks of H are [r, z, n_x, n_h]: r and z act on [x, h]
+ *        (biases b_ir + b_hr and b_iz + b_hz as one), n_x on x only (W_in,
+ *        b_in) and n_h on h only (W_hn, b_hn).  The other halves of the
+ *        n_x and n_h rows (n_x's h columns, n_h's x columns) are zero
+ *        blocks: never initialised non-zero and zeroed in every weight
+ *        gradient (zero_fixed), so no optimizer moves them.  They cost a
+ *        quarter of the GEMMs' work and keep one GEMM per step.
  * Backward functions do not touch the weight gradient: they hand back the
  * step's gate gradients dgates (B, G*H) and the GEMM input xh = [x, h_prev]
  * (B, X+H), and the caller adds dW += dgates^T xh over a block of steps at
@@ -30,7 +45,8 @@
 
 typedef struct {
     size_t B, X, H;
-    real *xh;     /* scratch of the forward op on cblas (B, X+H) */
+    real *xh;     /* scratch of the forward op on cblas (B, X+H), and of
+                     the GRU's backward op (B, H) */
     real *dxh;    /* scratch of the backward op (B, X+H) */
     const real *wpack; /* W packed by bptt_cell_pack_weights from the W
                           the ops are given, or NULL: cblas on W */
@@ -62,10 +78,19 @@ typedef struct {
      * scratch (B, H) (bit-identical to the forward op's) and scratch. */
     const real *(*h_from_internal)(const bptt_cell_ws *ws, const real *s,
                                    real *scratch);
+    /* Adjusts a layer's freshly drawn W (G*H, X+H) and b (G*H), or NULL
+     * (RNN): LSTM forget-gate biases start at 1; the GRU zeroes its zero
+     * blocks. */
+    void (*init_layer)(size_t X, size_t H, real *W, real *b);
+    /* Zeroes the entries of W (G*H, X+H), or of its gradient, that the
+     * cell keeps at exactly zero; NULL where every entry is free (RNN,
+     * LSTM). */
+    void (*zero_fixed)(size_t X, size_t H, real *W);
 } bptt_cell_type;
 
 extern const bptt_cell_type bptt_cell_rnn;
 extern const bptt_cell_type bptt_cell_lstm;
+extern const bptt_cell_type bptt_cell_gru;
 /* NULL-terminated table of every cell, the default (lstm) first. */
 extern const bptt_cell_type *const bptt_cells[];
 const bptt_cell_type *bptt_cell_find(const char *name);
@@ -74,7 +99,7 @@ const bptt_cell_type *bptt_cell_find(const char *name);
 size_t bptt_cell_names(char *buf, size_t cap, const char *last);
 
 /* The per-step products: an AVX-512 kernel of our own where the CPU has
- * it, else cblas (see cell.c); bptt_cell_kernel names the one in use
+ * it, else cblas (see gemm.c); bptt_cell_kernel names the one in use
  * ("avx512" or "cblas").  bptt_cell_kernel_select(0) makes this process
  * use cblas, (1) the kernel (-1 if the CPU lacks it): for benchmarks and
  * tests, before any model is made; gradients agree across plans for

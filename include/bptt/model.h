@@ -15,6 +15,9 @@
  * h of the top layer, held in the internal state), so they run exactly once
  * per step and never as part of a recomputation.
  *
+ * A cell's fixed zero entries of W_l (the GRU's, cell.h) are zeroed in the
+ * gradient by bptt_model_finish_grads, after the last block is added.
+ *
  * Weight gradients are added a block of K = BPTT_WGRAD_STEPS steps at a
  * time: the backward op of step i leaves its gate gradients and GEMM input
  * [x, h_prev] in slot (i-1) mod K of a workspace, and the backward op of
@@ -99,7 +102,8 @@ typedef struct {
 } bptt_model;
 
 /* Parameters drawn uniformly from [-1/sqrt(H), 1/sqrt(H)] with GSL's
- * mt19937 seeded by seed; LSTM forget-gate biases start at 1. */
+ * mt19937 seeded by seed, then adjusted by the cell (init_layer): LSTM
+ * forget-gate biases start at 1, the GRU's zero blocks at 0. */
 int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
                      size_t B, size_t X, size_t H, size_t V,
                      unsigned long seed, bptt_mem *mem);

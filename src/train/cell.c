@@ -1,11 +1,12 @@
-/* cell.c: vanilla RNN and LSTM cells on cblas and a GEMM kernel of our
- * own for the per-step products (see cell.h). */
+/* cell.c: the cells' equations (vanilla RNN, LSTM, GRU) and the cell table
+ * (see cell.h); their per-step products are in gemm.c. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bptt.h"
 #include "cell.h"
 #include "fastmath.h"
+#include "gemm.h"
 
 /* Elementwise loops run over rows in parallel (each element is computed
  * alone, so results do not depend on the thread count) and vectorize
@@ -13,328 +14,13 @@
 #define PAR_ROWS _Pragma("omp parallel for schedule(static) if (B * H >= 8192)")
 #define SIMD _Pragma("omp simd")
 
-/* xh := [x, h] (B, X+H) */
-static void concat(const bptt_cell_ws *ws, real *xh, const real *x,
-                   const real *h)
-{
-    const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H;
-    for (size_t b = 0; b < B; b++) {
-        memcpy(xh + b * XH, x + b * X, X * sizeof(real));
-        memcpy(xh + b * XH + X, h + b * H, H * sizeof(real));
-    }
-}
-
-/* ---- per-step GEMMs ---------------------------------------------------------
- * A step multiplies a few rows (M = B) by a weight matrix that stays the
- * same all iteration.  OpenBLAS packs that matrix on every call, which
- * took about a fifth of an iteration; with AVX-512 we use a kernel of our
- * own instead, which reads the weights packed once per iteration
- * (bptt_cell_pack_weights: W^T for the forward op, W's h columns for
- * dh_prev) or, for dx, where they lie (W's rows).
- *
- *   C (M, N) = [C +] A (M, K) Bm (K, N),  A and C row-major,
- *   Bm in column panels of NR: element (k, j) at
- *   Bm[(j / NR) * pstride + k * ldb + j % NR]
- *   (a row-major matrix: ldb its row stride, pstride = NR; packed panels:
- *   ldb = NR, pstride = K * NR).
- *
- * Each element is a sum over k in increasing order with one fused
- * multiply-add per term, started from the bias, C or 0, and computed by
- * one thread: results do not depend on the thread count or on how rows
- * are grouped into tiles (they differ from cblas's in rounding).  Threads
- * take panels (no BLAS call inside the region).  Without AVX-512 (or
- * under valgrind, which hides it) every product goes to cblas as before;
- * a process uses one or the other throughout. */
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define HAVE_KERNEL 1
-#include <immintrin.h>
-
-#define KTARGET __attribute__((target("avx512f")))
-#ifdef BPTT_DOUBLE
-typedef __m512d vreal;
-typedef __mmask8 vmask;
-#define VL 8
-#define V_MLOAD(m, p) _mm512_maskz_loadu_pd(m, p)
-#define V_MSTORE(p, m, v) _mm512_mask_storeu_pd(p, m, v)
-#define V_SET1(x) _mm512_set1_pd(x)
-#define V_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
-#define V_ZERO() _mm512_setzero_pd()
-#else
-typedef __m512 vreal;
-typedef __mmask16 vmask;
-#define VL 16
-#define V_MLOAD(m, p) _mm512_maskz_loadu_ps(m, p)
-#define V_MSTORE(p, m, v) _mm512_mask_storeu_ps(p, m, v)
-#define V_SET1(x) _mm512_set1_ps(x)
-#define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define V_ZERO() _mm512_setzero_ps()
-#endif
-#define MR 8             /* rows of a tile */
-#define NV 2             /* vectors across a tile */
-#define NR (NV * VL)     /* columns of a tile and of a panel */
-
-/* One product: C (M, N) = start + [A1 A2] (M, K) Bm (K, N), where A1 holds
- * A's columns [0, K1) (row stride lda1) and A2 the rest (lda2), so that
- * the forward op reads [x, h_prev] without joining them; start is the
- * row bias (N) repeated, else C if beta, else 0.  The sum runs over k in
- * order either way. */
-typedef struct {
-    size_t M, N, K, K1;
-    const real *A1, *A2;
-    size_t lda1, lda2;
-    const real *Bm;
-    size_t ldb, pstride;
-    real *C;
-    size_t ldc;
-    const real *bias;
-    int beta;
-} gemm_args;
-
-/* One tile: rows [i, i + mr) of A and C, the columns of panel p, the
- * lanes of vector v limited by mask[v].  mr is a constant in each
- * instance (see tiles), so the accumulators live in registers. */
-#define UNROLL _Pragma("GCC unroll 8")
-#define K_LOOP(A, lda, kn)                                                   \
-    do {                                                                     \
-        const real *ar[MR];                                                  \
-        UNROLL for (int r = 0; r < mr; r++) ar[r] = (A) + r * (lda);         \
-        const size_t kend = (kn);                                            \
-        for (size_t k = 0; k < kend; k++, b += ldb) {                        \
-            vreal bv[NV];                                                    \
-            UNROLL for (int v = 0; v < NV; v++)                              \
-                bv[v] = V_MLOAD(mask[v], b + v * VL);                        \
-            UNROLL for (int r = 0; r < mr; r++) {                            \
-                const vreal a = V_SET1(ar[r][k]);                            \
-                UNROLL for (int v = 0; v < NV; v++)                          \
-                    acc[r][v] = V_FMA(a, bv[v], acc[r][v]);                  \
-            }                                                                \
-        }                                                                    \
-    } while (0)
-__attribute__((always_inline)) KTARGET static inline void
-tile(const int mr, const gemm_args *g, size_t i, size_t p, const vmask *mask)
-{
-    const size_t ldc = g->ldc, ldb = g->ldb;
-    real *C = g->C + i * ldc + p * NR;
-    const real *b = g->Bm + p * g->pstride;
-    vreal acc[MR][NV];
-    UNROLL for (int r = 0; r < mr; r++)
-        UNROLL for (int v = 0; v < NV; v++)
-            acc[r][v] = g->bias   ? V_MLOAD(mask[v], g->bias + p * NR + v * VL)
-                        : g->beta ? V_MLOAD(mask[v], C + r * ldc + v * VL)
-                                  : V_ZERO();
-    K_LOOP(g->A1 + i * g->lda1, g->lda1, g->K1);
-    if (g->A2)
-        K_LOOP(g->A2 + i * g->lda2, g->lda2, g->K - g->K1);
-    UNROLL for (int r = 0; r < mr; r++)
-        UNROLL for (int v = 0; v < NV; v++)
-            V_MSTORE(C + r * ldc + v * VL, mask[v], acc[r][v]);
-}
-
-/* Every row of panel p: tiles of MR rows, then the rest. */
-KTARGET static void tiles(const gemm_args *g, size_t p, const vmask *mask)
-{
-    size_t i = 0;
-    for (; i + MR <= g->M; i += MR)
-        tile(MR, g, i, p, mask);
-    switch (g->M - i) {
-    case 7: tile(7, g, i, p, mask); break;
-    case 6: tile(6, g, i, p, mask); break;
-    case 5: tile(5, g, i, p, mask); break;
-    case 4: tile(4, g, i, p, mask); break;
-    case 3: tile(3, g, i, p, mask); break;
-    case 2: tile(2, g, i, p, mask); break;
-    case 1: tile(1, g, i, p, mask); break;
-    default: break;
-    }
-}
-
-KTARGET static void kernel_gemm(const gemm_args *g)
-{
-    const size_t panels = (g->N + NR - 1) / NR;
-    const int par = g->M * g->N * g->K >= 262144; /* worth the threads */
-    _Pragma("omp parallel for schedule(static) if (par)")
-    for (size_t p = 0; p < panels; p++) {
-        const size_t cols = g->N - p * NR < NR ? g->N - p * NR : NR;
-        vmask mask[NV];
-        for (int v = 0; v < NV; v++) {
-            const size_t lanes = cols > (size_t)v * VL
-                                     ? (cols - (size_t)v * VL < VL
-                                            ? cols - (size_t)v * VL
-                                            : VL)
-                                     : 0;
-            mask[v] = (vmask)((1u << lanes) - 1u);
-        }
-        tiles(g, p, mask);
-    }
-}
-
-/* the CPU has AVX-512 (and the OS keeps its registers) */
-static int kernel_possible(void)
-{
-    static int possible = -1;
-    if (possible < 0) {
-        __builtin_cpu_init();
-        possible = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    }
-    return possible;
-}
-#else
-#define NR 1
-static int kernel_possible(void) { return 0; }
-#endif
-
-/* 1: cblas for every product (bptt_cell_kernel_select(0), or the
- * environment's BPTT_GEMM_KERNEL=cblas, read at the first product, so that
- * a test suite or a run can be repeated on the cblas path); -1: not read */
-static int kernel_off = -1;
-
-static int kernel_on(void)
-{
-    if (kernel_off < 0) {
-        const char *env = getenv("BPTT_GEMM_KERNEL");
-        kernel_off = env && strcmp(env, "cblas") == 0;
-    }
-    return !kernel_off && kernel_possible();
-}
-
-const char *bptt_cell_kernel(void)
-{
-    return kernel_on() ? "avx512" : "cblas";
-}
-
-int bptt_cell_kernel_select(int on)
-{
-    if (on && !kernel_possible())
-        return -1;
-    kernel_off = !on;
-    return 0;
-}
-
-void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
-                    const real *Bm, size_t ldb, real *C, size_t ldc, int beta)
-{
-#ifdef HAVE_KERNEL
-    if (kernel_on()) {
-        const gemm_args g = {M, N, K, K, A, NULL, lda, 0, Bm, ldb, NR,
-                             C, ldc, NULL, beta};
-        kernel_gemm(&g);
-        return;
-    }
-#endif
-    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
-              (int)K, 1, A, (int)lda, Bm, (int)ldb, beta ? 1 : 0, C,
-              (int)ldc);
-}
-
-/* wpack holds two packings: W^T in panels of NR of its G*H columns
- * (forward: [x, h] W^T), then W's h columns, W[:, X:X+H], in panels of
- * NR of its H columns (backward: dh_prev = dgates W_h). */
-static size_t packed_fwd_len(size_t G, size_t X, size_t H)
-{
-    return (G * H + NR - 1) / NR * NR * (X + H);
-}
-
-size_t bptt_cell_packed_len(size_t G, size_t X, size_t H)
-{
-    if (!kernel_on())
-        return 0;
-    return packed_fwd_len(G, X, H) + (H + NR - 1) / NR * NR * G * H;
-}
-
-/* B (K, N), element (k, j) at src[k * ks + j * js], into panels of NR
- * columns (k-major inside a panel, zero past column N) at dst. */
-static void pack_panels(real *dst, const real *src, size_t K, size_t N,
-                        size_t ks, size_t js)
-{
-    for (size_t p = 0; p < (N + NR - 1) / NR; p++, dst += K * NR)
-        for (size_t k = 0; k < K; k++)
-            for (size_t c = 0; c < NR; c++) {
-                const size_t j = p * NR + c;
-                dst[k * NR + c] = j < N ? src[k * ks + j * js] : 0;
-            }
-}
-
-void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
-                            real *wpack)
-{
-    const size_t X = ws->X, H = ws->H, XH = X + H, GH = G * H;
-    pack_panels(wpack, W, XH, GH, 1, XH);  /* W^T: (k, j) = W[j][k] */
-    pack_panels(wpack + packed_fwd_len(G, X, H), W + X, GH, H, XH,
-                1);                        /* W_h: (k, j) = W[k][X + j] */
-}
-
-/* out (B, G*H) := [x, h] W^T + b */
-static void gates_gemm(const bptt_cell_ws *ws, size_t G, const real *W,
-                       const real *bias, const real *x, const real *h,
-                       real *out)
-{
-    const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H, GH = G * H;
-#ifdef HAVE_KERNEL
-    if (ws->wpack && kernel_on()) {
-        const gemm_args g = {B, GH, XH, X, x, h, X, H, ws->wpack, NR,
-                             XH * NR, out, GH, bias, 0};
-        kernel_gemm(&g);
-        return;
-    }
-#endif
-    concat(ws, ws->xh, x, h);
-    for (size_t r = 0; r < B; r++)
-        memcpy(out + r * GH, bias, GH * sizeof(real));
-    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)GH,
-              (int)XH, 1, ws->xh, (int)XH, W, (int)XH, 1, out, (int)GH);
-}
-
-/* db += dgates' rows, one after the other (in double); then dx (if
- * wanted) and dh_prev from dxh = dgates W.  The weight gradient is the
- * caller's (bptt_cell_weight_grads). */
-static void gates_backward(const bptt_cell_ws *ws, size_t G, const real *W,
-                           const real *dgates, double *db, real *dh_prev,
-                           real *dx)
-{
-    const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H, GH = G * H;
-    for (size_t r = 0; r < B; r++) {
-        const real *d = dgates + r * GH;
-        SIMD
-        for (size_t j = 0; j < GH; j++)
-            db[j] += (double)d[j];
-    }
-    if (dx) {
-        bptt_cell_gemm(B, XH, GH, dgates, GH, W, XH, ws->dxh, XH, 0);
-        for (size_t r = 0; r < B; r++) {
-            memcpy(dx + r * X, ws->dxh + r * XH, X * sizeof(real));
-            memcpy(dh_prev + r * H, ws->dxh + r * XH + X, H * sizeof(real));
-        }
-    } else { /* only the h columns of W: skip the input's share */
-#ifdef HAVE_KERNEL
-        if (ws->wpack && kernel_on()) { /* W_h packed: same sums, in order */
-            const gemm_args g = {B, H, GH, GH, dgates, NULL, GH, 0,
-                                 ws->wpack + packed_fwd_len(G, X, H), NR,
-                                 GH * NR, dh_prev, H, NULL, 0};
-            kernel_gemm(&g);
-            return;
-        }
-#endif
-        bptt_cell_gemm(B, H, GH, dgates, GH, W + X, XH, dh_prev, H, 0);
-    }
-}
-
-void bptt_cell_weight_grads(size_t GH, size_t XH, size_t rows,
-                            const real *dgates, const real *xh, real *dW)
-{
-    if (rows == 0)
-        return;
-    REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH, (int)XH,
-              (int)rows, 1, dgates, (int)GH, xh, (int)XH, 1, dW, (int)XH);
-}
-
 /* The cells' elementwise rows with exp in them (LSTM forward op, backward
- * op and h rebuilt from an internal state; RNN forward op) are written
+ * op and h rebuilt from an internal state; RNN and GRU forward ops) are written
  * once and compiled twice: for the build's target, and for AVX-512 (16
  * lanes), used where the GEMM kernel is.  Both do the same IEEE
  * operations on each element (no contraction: the build has
  * -ffp-contract=off), so they give the same bits. */
-#ifdef HAVE_KERNEL
+#ifdef BPTT_GEMM_HAVE_KERNEL
 #ifdef __clang__
 #define EWTARGET __attribute__((target("avx512f"), min_vector_width(512)))
 #else
@@ -372,9 +58,9 @@ static void rnn_forward(const bptt_cell_ws *ws, const real *W, const real *b,
     const size_t n = ws->B * ws->H;
     real *h = s_out + n; /* internal: [h_prev, h] */
     memcpy(s_out, state_in, n * sizeof(real));
-    gates_gemm(ws, 1, W, b, x, state_in, h);
+    bptt_gemm_gates(ws, 1, W, b, x, state_in, h);
     const size_t B = ws->B, H = ws->H;
-    const int wide = kernel_on();
+    const int wide = bptt_gemm_kernel_on();
     PAR_ROWS
     for (size_t r = 0; r < B; r++)
         ROW_CALL(tanh_row, wide)(H, h + r * H, state_out + r * H);
@@ -389,8 +75,8 @@ static void rnn_backward(const bptt_cell_ws *ws, const real *W, double *db,
     SIMD
     for (size_t k = 0; k < n; k++)
         dgates[k] = dstate[k] * (1 - h[k] * h[k]);
-    concat(ws, xh, x, h_prev);
-    gates_backward(ws, 1, W, dgates, db, dstate_prev, dx);
+    bptt_gemm_concat(ws, xh, x, h_prev);
+    bptt_gemm_gates_backward(ws, 1, W, dgates, db, dstate_prev, dx);
 }
 
 static void rnn_state_from_internal(const bptt_cell_ws *ws, const real *s,
@@ -409,7 +95,7 @@ static const real *rnn_h(const bptt_cell_ws *ws, const real *s,
 
 const bptt_cell_type bptt_cell_rnn = {
     "rnn", 1, 1, 2, rnn_forward, rnn_backward, rnn_state_from_internal,
-    rnn_h};
+    rnn_h, NULL, NULL};
 
 /* ---- LSTM ------------------------------------------------------------------
  * act = [i, f, o, g] per row: i, f, o = sigmoid, g = tanh;
@@ -480,9 +166,9 @@ static void lstm_forward(const bptt_cell_ws *ws, const real *W, const real *b,
     const real *h_prev = state_in, *c_prev = state_in + n;
     real *act = s_out + 2 * n, *c = s_out + 6 * n;
     real *h_new = state_out, *c_new = state_out + n;
-    const int wide = kernel_on();
+    const int wide = bptt_gemm_kernel_on();
     memcpy(s_out, state_in, 2 * n * sizeof(real)); /* h_prev, c_prev */
-    gates_gemm(ws, 4, W, b, x, h_prev, act);
+    bptt_gemm_gates(ws, 4, W, b, x, h_prev, act);
     PAR_ROWS
     for (size_t r = 0; r < B; r++)
         ROW_CALL(lstm_fwd_row, wide)(H, act + r * 4 * H, c_prev + r * H,
@@ -499,15 +185,15 @@ static void lstm_backward(const bptt_cell_ws *ws, const real *W, double *db,
     const real *h_prev = s, *c_prev = s + n, *act = s + 2 * n, *c = s + 6 * n;
     const real *dh = dstate, *dc_in = dstate + n;
     real *dc_prev = dstate_prev + n;
-    const int wide = kernel_on();
+    const int wide = bptt_gemm_kernel_on();
     PAR_ROWS
     for (size_t r = 0; r < B; r++)
         ROW_CALL(lstm_bwd_row, wide)(H, act + r * 4 * H, c + r * H,
                                      c_prev + r * H, dh + r * H,
                                      dc_in + r * H, dgates + r * 4 * H,
                                      dc_prev + r * H);
-    concat(ws, xh, x, h_prev);
-    gates_backward(ws, 4, W, dgates, db, dstate_prev, dx);
+    bptt_gemm_concat(ws, xh, x, h_prev);
+    bptt_gemm_gates_backward(ws, 4, W, dgates, db, dstate_prev, dx);
 }
 
 static const real *lstm_h_only(const bptt_cell_ws *ws, const real *s,
@@ -515,7 +201,7 @@ static const real *lstm_h_only(const bptt_cell_ws *ws, const real *s,
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
     const real *act = s + 2 * n, *c = s + 6 * n;
-    const int wide = kernel_on();
+    const int wide = bptt_gemm_kernel_on();
     PAR_ROWS
     for (size_t r = 0; r < B; r++)
         ROW_CALL(lstm_h_row, wide)(H, act + r * 4 * H + 2 * H, c + r * H,
@@ -531,12 +217,153 @@ static void lstm_state_from_internal(const bptt_cell_ws *ws, const real *s,
     memcpy(state + n, s + 6 * n, n * sizeof(real));
 }
 
+/* forget-gate biases start at 1 (gate blocks [i, f, o, g]) */
+static void lstm_init_layer(size_t X, size_t H, real *W, real *b)
+{
+    (void)X;
+    (void)W;
+    for (size_t j = 0; j < H; j++)
+        b[H + j] = 1;
+}
+
 const bptt_cell_type bptt_cell_lstm = {
     "lstm", 4, 2, 7, lstm_forward, lstm_backward, lstm_state_from_internal,
-    lstm_h_only};
+    lstm_h_only, lstm_init_layer, NULL};
+
+/* ---- GRU (PyTorch's equations, doc/design.md 1.2 and 7) --------------------
+ * One product per step gives four blocks of H per row,
+ *   [a_r, a_z, a_nx, a_nh] = [x, h_prev] W^T + b,
+ * where W's n_x rows act on x only and its n_h rows on h_prev only (the
+ * other half of each is a zero block the cell keeps at zero: gru_zero_fixed
+ * on the initial weights and on every weight gradient), so a_nx = W_in x +
+ * b_in and a_nh = W_hn h_prev + b_hn stay apart as the reset gate needs:
+ *   r = sigmoid(a_r), z = sigmoid(a_z), n = tanh(a_nx + r a_nh),
+ *   h = (1 - z) n + z h_prev.
+ * (b_r and b_z are PyTorch's b_ir + b_hr and b_iz + b_hz.)  The internal
+ * state is [h_prev, act] with act = [r, z, n, a_nh] per row (B, 4H): the
+ * backward op needs exactly these, and h is rebuilt from them with the
+ * forward op's own expression, so bit for bit. */
+
+static inline real gru_h(real z, real n, real hp)
+{
+    return (1 - z) * n + z * hp;
+}
+
+/* act row [a_r, a_z, a_nx, a_nh] into [r, z, n, a_nh]; h of the row */
+INLINE void gru_fwd_row(size_t H, real *a, const real *hp, real *hr)
+{
+    SIMD
+    for (size_t j = 0; j < H; j++) {
+        const real r = fm_sigmoid(a[j]), z = fm_sigmoid(a[H + j]);
+        const real n = fm_tanh(a[2 * H + j] + r * a[3 * H + j]);
+        a[j] = r;
+        a[H + j] = z;
+        a[2 * H + j] = n;
+        hr[j] = gru_h(z, n, hp[j]);
+    }
+}
+ROWS(gru_fwd_row, (size_t H, real *a, const real *hp, real *hr),
+     (H, a, hp, hr))
+
+/* gate gradients d [da_r, da_z, da_nx, da_nh] of a row, and the share of
+ * dh_prev that does not go through W (dh z) into dhz */
+INLINE void gru_bwd_row(size_t H, const real *a, const real *hp,
+                        const real *dhr, real *d, real *dhz)
+{
+    SIMD
+    for (size_t j = 0; j < H; j++) {
+        const real r = a[j], z = a[H + j], n = a[2 * H + j],
+                   hn = a[3 * H + j], dh = dhr[j];
+        const real dan = dh * (1 - z) * (1 - n * n); /* into tanh */
+        d[j] = dan * hn * r * (1 - r);                /* reset gate */
+        d[H + j] = dh * (hp[j] - n) * z * (1 - z);    /* update gate */
+        d[2 * H + j] = dan;                           /* W_in x + b_in */
+        d[3 * H + j] = dan * r;                       /* W_hn h + b_hn */
+        dhz[j] = dh * z;
+    }
+}
+
+/* no exp in the backward row: one build of it */
+INLINE void gru_h_row(size_t H, const real *a, const real *hp, real *hr)
+{
+    SIMD
+    for (size_t j = 0; j < H; j++)
+        hr[j] = gru_h(a[H + j], a[2 * H + j], hp[j]);
+}
+
+static void gru_forward(const bptt_cell_ws *ws, const real *W, const real *b,
+                        const real *x, const real *state_in, real *s_out,
+                        real *state_out)
+{
+    const size_t B = ws->B, H = ws->H, n = B * H;
+    real *act = s_out + n;
+    const int wide = bptt_gemm_kernel_on();
+    memcpy(s_out, state_in, n * sizeof(real)); /* h_prev */
+    bptt_gemm_gates(ws, 4, W, b, x, state_in, act);
+    PAR_ROWS
+    for (size_t r = 0; r < B; r++)
+        ROW_CALL(gru_fwd_row, wide)(H, act + r * 4 * H, state_in + r * H,
+                                    state_out + r * H);
+}
+
+/* dstate_prev may be dstate: dh z goes to ws->xh (free in a backward op,
+ * at least B*H reals) before the product overwrites dh_prev. */
+static void gru_backward(const bptt_cell_ws *ws, const real *W, double *db,
+                         const real *x, const real *s, const real *dstate,
+                         real *dstate_prev, real *dx, real *dgates, real *xh)
+{
+    const size_t B = ws->B, H = ws->H, n = B * H;
+    const real *h_prev = s, *act = s + n;
+    real *dhz = ws->xh;
+    PAR_ROWS
+    for (size_t r = 0; r < B; r++)
+        gru_bwd_row(H, act + r * 4 * H, h_prev + r * H, dstate + r * H,
+                    dgates + r * 4 * H, dhz + r * H);
+    bptt_gemm_concat(ws, xh, x, h_prev);
+    bptt_gemm_gates_backward(ws, 4, W, dgates, db, dstate_prev, dx);
+    SIMD
+    for (size_t k = 0; k < n; k++)
+        dstate_prev[k] += dhz[k];
+}
+
+static const real *gru_h_only(const bptt_cell_ws *ws, const real *s,
+                              real *scratch)
+{
+    const size_t B = ws->B, H = ws->H, n = B * H;
+    PAR_ROWS
+    for (size_t r = 0; r < B; r++)
+        gru_h_row(H, s + n + r * 4 * H, s + r * H, scratch + r * H);
+    return scratch;
+}
+
+static void gru_state_from_internal(const bptt_cell_ws *ws, const real *s,
+                                    real *state)
+{
+    gru_h_only(ws, s, state);
+}
+
+/* rows [2H, 3H) (n_x) see x only, rows [3H, 4H) (n_h) h only */
+static void gru_zero_fixed(size_t X, size_t H, real *W)
+{
+    const size_t XH = X + H;
+    for (size_t j = 2 * H; j < 3 * H; j++)
+        memset(W + j * XH + X, 0, H * sizeof(real));
+    for (size_t j = 3 * H; j < 4 * H; j++)
+        memset(W + j * XH, 0, X * sizeof(real));
+}
+
+static void gru_init_layer(size_t X, size_t H, real *W, real *b)
+{
+    (void)b;
+    gru_zero_fixed(X, H, W);
+}
+
+const bptt_cell_type bptt_cell_gru = {
+    "gru", 4, 1, 5, gru_forward, gru_backward, gru_state_from_internal,
+    gru_h_only, gru_init_layer, gru_zero_fixed};
 
 const bptt_cell_type *const bptt_cells[] = {&bptt_cell_lstm, &bptt_cell_rnn,
-                                             NULL};
+                                             &bptt_cell_gru, NULL};
 
 const bptt_cell_type *bptt_cell_find(const char *name)
 {

@@ -109,12 +109,11 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     for (size_t k = 0; k < m->n_params; k++)
         m->params[k] = (real)((2 * gsl_rng_uniform(rng) - 1) * r);
     gsl_rng_free(rng);
-    if (G == 4) /* forget-gate biases start at 1: gates are [i, f, o, g] */
-        for (size_t l = 0; l < L; l++) {
-            real *b = m->params + m->tensor[2 * l + 1].offset;
-            for (size_t j = 0; j < H; j++)
-                b[H + j] = 1;
-        }
+    if (cell->init_layer) /* LSTM forget biases, GRU zero blocks */
+        for (size_t l = 0; l < L; l++)
+            cell->init_layer(layer_input(m, l), H,
+                             m->params + m->tensor[2 * l].offset,
+                             m->params + m->tensor[2 * l + 1].offset);
     bptt_model_pack_weights(m);
     *out = m;
     return BPTT_OK;
@@ -271,6 +270,10 @@ void bptt_model_finish_grads(bptt_model *m)
 {
     if (m->wgrad_rows)
         wgrad_flush(m);
+    if (m->cell->zero_fixed) /* entries the cell keeps at zero (GRU) */
+        for (size_t l = 0; l < m->L; l++)
+            m->cell->zero_fixed(m->ws[l].X, m->H,
+                                m->grads + m->tensor[2 * l].offset);
     for (size_t l = 0; l <= m->L; l++) {
         const bptt_tensor *t = &m->tensor[2 * l + 1]; /* b_l, then bo */
         const double *acc = dbias_of(m, l);

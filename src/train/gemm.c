@@ -1,0 +1,333 @@
+/* gemm.c: the per-step products of the cells (cell.h, gemm.h): an
+ * AVX-512 GEMM kernel of our own with its weight packing, the cblas path
+ * beside it, the choice between the two, the gate product of a step and
+ * its backward share, and the weight gradient of a block of steps
+ * (its determinism: doc/design.md 8.1).  The cell equations are in
+ * cell.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cell.h"
+#include "gemm.h"
+
+/* the bias-gradient loop vectorizes, as in cell.c */
+#define SIMD _Pragma("omp simd")
+
+/* xh := [x, h] (B, X+H) */
+void bptt_gemm_concat(const bptt_cell_ws *ws, real *xh, const real *x,
+                      const real *h)
+{
+    const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H;
+    for (size_t b = 0; b < B; b++) {
+        memcpy(xh + b * XH, x + b * X, X * sizeof(real));
+        memcpy(xh + b * XH + X, h + b * H, H * sizeof(real));
+    }
+}
+
+/* ---- per-step GEMMs ---------------------------------------------------------
+ * A step multiplies a few rows (M = B) by a weight matrix that stays the
+ * same all iteration.  OpenBLAS packs that matrix on every call, which
+ * took about a fifth of an iteration; with AVX-512 we use a kernel of our
+ * own instead, which reads the weights packed once per iteration
+ * (bptt_cell_pack_weights: W^T for the forward op, W's h columns for
+ * dh_prev) or, for dx, where they lie (W's rows).
+ *
+ *   C (M, N) = [C +] A (M, K) Bm (K, N),  A and C row-major,
+ *   Bm in column panels of NR: element (k, j) at
+ *   Bm[(j / NR) * pstride + k * ldb + j % NR]
+ *   (a row-major matrix: ldb its row stride, pstride = NR; packed panels:
+ *   ldb = NR, pstride = K * NR).
+ *
+ * Each element is a sum over k in increasing order with one fused
+ * multiply-add per term, started from the bias, C or 0, and computed by
+ * one thread: results do not depend on the thread count or on how rows
+ * are grouped into tiles (they differ from cblas's in rounding).  Threads
+ * take panels (no BLAS call inside the region).  Without AVX-512 (or
+ * under valgrind, which hides it) every product goes to cblas as before;
+ * a process uses one or the other throughout. */
+
+#ifdef BPTT_GEMM_HAVE_KERNEL
+#define HAVE_KERNEL 1
+#include <immintrin.h>
+
+#define KTARGET __attribute__((target("avx512f")))
+#ifdef BPTT_DOUBLE
+typedef __m512d vreal;
+typedef __mmask8 vmask;
+#define VL 8
+#define V_MLOAD(m, p) _mm512_maskz_loadu_pd(m, p)
+#define V_MSTORE(p, m, v) _mm512_mask_storeu_pd(p, m, v)
+#define V_SET1(x) _mm512_set1_pd(x)
+#define V_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define V_ZERO() _mm512_setzero_pd()
+#else
+typedef __m512 vreal;
+typedef __mmask16 vmask;
+#define VL 16
+#define V_MLOAD(m, p) _mm512_maskz_loadu_ps(m, p)
+#define V_MSTORE(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define V_SET1(x) _mm512_set1_ps(x)
+#define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
+#define V_ZERO() _mm512_setzero_ps()
+#endif
+#define MR 8             /* rows of a tile */
+#define NV 2             /* vectors across a tile */
+#define NR (NV * VL)     /* columns of a tile and of a panel */
+
+/* One product: C (M, N) = start + [A1 A2] (M, K) Bm (K, N), where A1 holds
+ * A's columns [0, K1) (row stride lda1) and A2 the rest (lda2), so that
+ * the forward op reads [x, h_prev] without joining them; start is the
+ * row bias (N) repeated, else C if beta, else 0.  The sum runs over k in
+ * order either way. */
+typedef struct {
+    size_t M, N, K, K1;
+    const real *A1, *A2;
+    size_t lda1, lda2;
+    const real *Bm;
+    size_t ldb, pstride;
+    real *C;
+    size_t ldc;
+    const real *bias;
+    int beta;
+} gemm_args;
+
+/* One tile: rows [i, i + mr) of A and C, the columns of panel p, the
+ * lanes of vector v limited by mask[v].  mr is a constant in each
+ * instance (see tiles), so the accumulators live in registers. */
+#define UNROLL _Pragma("GCC unroll 8")
+#define K_LOOP(A, lda, kn)                                                   \
+    do {                                                                     \
+        const real *ar[MR];                                                  \
+        UNROLL for (int r = 0; r < mr; r++) ar[r] = (A) + r * (lda);         \
+        const size_t kend = (kn);                                            \
+        for (size_t k = 0; k < kend; k++, b += ldb) {                        \
+            vreal bv[NV];                                                    \
+            UNROLL for (int v = 0; v < NV; v++)                              \
+                bv[v] = V_MLOAD(mask[v], b + v * VL);                        \
+            UNROLL for (int r = 0; r < mr; r++) {                            \
+                const vreal a = V_SET1(ar[r][k]);                            \
+                UNROLL for (int v = 0; v < NV; v++)                          \
+                    acc[r][v] = V_FMA(a, bv[v], acc[r][v]);                  \
+            }                                                                \
+        }                                                                    \
+    } while (0)
+__attribute__((always_inline)) KTARGET static inline void
+tile(const int mr, const gemm_args *g, size_t i, size_t p, const vmask *mask)
+{
+    const size_t ldc = g->ldc, ldb = g->ldb;
+    real *C = g->C + i * ldc + p * NR;
+    const real *b = g->Bm + p * g->pstride;
+    vreal acc[MR][NV];
+    UNROLL for (int r = 0; r < mr; r++)
+        UNROLL for (int v = 0; v < NV; v++)
+            acc[r][v] = g->bias   ? V_MLOAD(mask[v], g->bias + p * NR + v * VL)
+                        : g->beta ? V_MLOAD(mask[v], C + r * ldc + v * VL)
+                                  : V_ZERO();
+    K_LOOP(g->A1 + i * g->lda1, g->lda1, g->K1);
+    if (g->A2)
+        K_LOOP(g->A2 + i * g->lda2, g->lda2, g->K - g->K1);
+    UNROLL for (int r = 0; r < mr; r++)
+        UNROLL for (int v = 0; v < NV; v++)
+            V_MSTORE(C + r * ldc + v * VL, mask[v], acc[r][v]);
+}
+
+/* Every row of panel p: tiles of MR rows, then the rest. */
+KTARGET static void tiles(const gemm_args *g, size_t p, const vmask *mask)
+{
+    size_t i = 0;
+    for (; i + MR <= g->M; i += MR)
+        tile(MR, g, i, p, mask);
+    switch (g->M - i) {
+    case 7: tile(7, g, i, p, mask); break;
+    case 6: tile(6, g, i, p, mask); break;
+    case 5: tile(5, g, i, p, mask); break;
+    case 4: tile(4, g, i, p, mask); break;
+    case 3: tile(3, g, i, p, mask); break;
+    case 2: tile(2, g, i, p, mask); break;
+    case 1: tile(1, g, i, p, mask); break;
+    default: break;
+    }
+}
+
+KTARGET static void kernel_gemm(const gemm_args *g)
+{
+    const size_t panels = (g->N + NR - 1) / NR;
+    const int par = g->M * g->N * g->K >= 262144; /* worth the threads */
+    (void)par; /* read by the pragma only; unused in a build without OpenMP
+                  (the clang fuzz build) */
+    _Pragma("omp parallel for schedule(static) if (par)")
+    for (size_t p = 0; p < panels; p++) {
+        const size_t cols = g->N - p * NR < NR ? g->N - p * NR : NR;
+        vmask mask[NV];
+        for (int v = 0; v < NV; v++) {
+            const size_t lanes = cols > (size_t)v * VL
+                                     ? (cols - (size_t)v * VL < VL
+                                            ? cols - (size_t)v * VL
+                                            : VL)
+                                     : 0;
+            mask[v] = (vmask)((1u << lanes) - 1u);
+        }
+        tiles(g, p, mask);
+    }
+}
+
+/* the CPU has AVX-512 (and the OS keeps its registers) */
+static int kernel_possible(void)
+{
+    static int possible = -1;
+    if (possible < 0) {
+        __builtin_cpu_init();
+        possible = __builtin_cpu_supports("avx512f") ? 1 : 0;
+    }
+    return possible;
+}
+#else
+#define NR 1
+static int kernel_possible(void) { return 0; }
+#endif
+
+/* 1: cblas for every product (bptt_cell_kernel_select(0), or the
+ * environment's BPTT_GEMM_KERNEL=cblas, read at the first product, so that
+ * a test suite or a run can be repeated on the cblas path); -1: not read */
+static int kernel_off = -1;
+
+static int kernel_on(void)
+{
+    if (kernel_off < 0) {
+        const char *env = getenv("BPTT_GEMM_KERNEL");
+        kernel_off = env && strcmp(env, "cblas") == 0;
+    }
+    return !kernel_off && kernel_possible();
+}
+
+int bptt_gemm_kernel_on(void) { return kernel_on(); }
+
+const char *bptt_cell_kernel(void)
+{
+    return kernel_on() ? "avx512" : "cblas";
+}
+
+int bptt_cell_kernel_select(int on)
+{
+    if (on && !kernel_possible())
+        return -1;
+    kernel_off = !on;
+    return 0;
+}
+
+void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
+                    const real *Bm, size_t ldb, real *C, size_t ldc, int beta)
+{
+#ifdef HAVE_KERNEL
+    if (kernel_on()) {
+        const gemm_args g = {M, N, K, K, A, NULL, lda, 0, Bm, ldb, NR,
+                             C, ldc, NULL, beta};
+        kernel_gemm(&g);
+        return;
+    }
+#endif
+    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
+              (int)K, 1, A, (int)lda, Bm, (int)ldb, beta ? 1 : 0, C,
+              (int)ldc);
+}
+
+/* wpack holds two packings: W^T in panels of NR of its G*H columns
+ * (forward: [x, h] W^T), then W's h columns, W[:, X:X+H], in panels of
+ * NR of its H columns (backward: dh_prev = dgates W_h). */
+static size_t packed_fwd_len(size_t G, size_t X, size_t H)
+{
+    return (G * H + NR - 1) / NR * NR * (X + H);
+}
+
+size_t bptt_cell_packed_len(size_t G, size_t X, size_t H)
+{
+    if (!kernel_on())
+        return 0;
+    return packed_fwd_len(G, X, H) + (H + NR - 1) / NR * NR * G * H;
+}
+
+/* B (K, N), element (k, j) at src[k * ks + j * js], into panels of NR
+ * columns (k-major inside a panel, zero past column N) at dst. */
+static void pack_panels(real *dst, const real *src, size_t K, size_t N,
+                        size_t ks, size_t js)
+{
+    for (size_t p = 0; p < (N + NR - 1) / NR; p++, dst += K * NR)
+        for (size_t k = 0; k < K; k++)
+            for (size_t c = 0; c < NR; c++) {
+                const size_t j = p * NR + c;
+                dst[k * NR + c] = j < N ? src[k * ks + j * js] : 0;
+            }
+}
+
+void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
+                            real *wpack)
+{
+    const size_t X = ws->X, H = ws->H, XH = X + H, GH = G * H;
+    pack_panels(wpack, W, XH, GH, 1, XH);  /* W^T: (k, j) = W[j][k] */
+    pack_panels(wpack + packed_fwd_len(G, X, H), W + X, GH, H, XH,
+                1);                        /* W_h: (k, j) = W[k][X + j] */
+}
+
+/* out (B, G*H) := [x, h] W^T + b */
+void bptt_gemm_gates(const bptt_cell_ws *ws, size_t G, const real *W,
+                     const real *bias, const real *x, const real *h,
+                     real *out)
+{
+    const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H, GH = G * H;
+#ifdef HAVE_KERNEL
+    if (ws->wpack && kernel_on()) {
+        const gemm_args g = {B, GH, XH, X, x, h, X, H, ws->wpack, NR,
+                             XH * NR, out, GH, bias, 0};
+        kernel_gemm(&g);
+        return;
+    }
+#endif
+    bptt_gemm_concat(ws, ws->xh, x, h);
+    for (size_t r = 0; r < B; r++)
+        memcpy(out + r * GH, bias, GH * sizeof(real));
+    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)GH,
+              (int)XH, 1, ws->xh, (int)XH, W, (int)XH, 1, out, (int)GH);
+}
+
+/* db += dgates' rows, one after the other (in double); then dx (if
+ * wanted) and dh_prev from dxh = dgates W.  The weight gradient is the
+ * caller's (bptt_cell_weight_grads). */
+void bptt_gemm_gates_backward(const bptt_cell_ws *ws, size_t G,
+                              const real *W, const real *dgates, double *db,
+                              real *dh_prev, real *dx)
+{
+    const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H, GH = G * H;
+    for (size_t r = 0; r < B; r++) {
+        const real *d = dgates + r * GH;
+        SIMD
+        for (size_t j = 0; j < GH; j++)
+            db[j] += (double)d[j];
+    }
+    if (dx) {
+        bptt_cell_gemm(B, XH, GH, dgates, GH, W, XH, ws->dxh, XH, 0);
+        for (size_t r = 0; r < B; r++) {
+            memcpy(dx + r * X, ws->dxh + r * XH, X * sizeof(real));
+            memcpy(dh_prev + r * H, ws->dxh + r * XH + X, H * sizeof(real));
+        }
+    } else { /* only the h columns of W: skip the input's share */
+#ifdef HAVE_KERNEL
+        if (ws->wpack && kernel_on()) { /* W_h packed: same sums, in order */
+            const gemm_args g = {B, H, GH, GH, dgates, NULL, GH, 0,
+                                 ws->wpack + packed_fwd_len(G, X, H), NR,
+                                 GH * NR, dh_prev, H, NULL, 0};
+            kernel_gemm(&g);
+            return;
+        }
+#endif
+        bptt_cell_gemm(B, H, GH, dgates, GH, W + X, XH, dh_prev, H, 0);
+    }
+}
+
+void bptt_cell_weight_grads(size_t GH, size_t XH, size_t rows,
+                            const real *dgates, const real *xh, real *dW)
+{
+    if (rows == 0)
+        return;
+    REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH, (int)XH,
+              (int)rows, 1, dgates, (int)GH, xh, (int)XH, 1, dW, (int)XH);
+}

@@ -310,7 +310,7 @@ static const bad_case bad_cases[] = {
     PLAN(2, "is not a budget", "--length", "10", "--memory", "nan%"),
     PLAN(2, "is not a budget", "--length", "10", "--memory", "1e3%"),
     PLAN(2, "is not a budget", "--length", "10", "--memory", "slots"),
-    PLAN(2, "is not a budget", "--length", "10", "--memory", "64MiB"),
+    PLAN(2, "is in bytes", "--length", "10", "--memory", "64MiB"),
     PLAN(2, "out of range", "--length", "10", "--memory", BIG),
     PLAN(2, "out of range", "--length", "10", "--memory", BIG "%"),
     PLAN(2, "out of range", "--length", "10", "--memory", "1000001%"),
@@ -328,13 +328,13 @@ static const bad_case bad_cases[] = {
          "10", "--memory", "3,0"),
     /* --alpha */
     PLAN(2, "needs a value", "--length", "10", "--alpha"),
-    PLAN(2, "not an integer", "--length", "10", "--alpha", ""),
+    PLAN(2, "not a state size", "--length", "10", "--alpha", ""),
     PLAN(2, "--alpha", "--length", "10", "--alpha", "0"),
-    PLAN(2, "out of range", "--length", "10", "--alpha", "-1"),
-    PLAN(2, "not an integer", "--length", "10", "--alpha", "1.5"),
-    PLAN(2, "not an integer", "--length", "10", "--alpha", "x"),
-    PLAN(2, "out of range", "--length", "10", "--alpha", "1000001"),
-    PLAN(2, "out of range", "--length", "10", "--alpha", BIG),
+    PLAN(2, "not a state size", "--length", "10", "--alpha", "-1"),
+    PLAN(2, "not a state size", "--length", "10", "--alpha", "1.5e0"),
+    PLAN(2, "not a state size", "--length", "10", "--alpha", "x"),
+    PLAN(2, "not a state size", "--length", "10", "--alpha", "1000001"),
+    PLAN(2, "not a state size", "--length", "10", "--alpha", BIG),
     /* --segment */
     PLAN(2, "chen only", "--length", "10", "--segment", "3"),
     PLAN(2, "needs a value", "--strategy", "chen", "--length", "10",
@@ -1975,6 +1975,97 @@ static double json_num(const char *json, const char *key)
     return v;
 }
 
+/* bptt plan plans what bptt run trains: a fractional alpha (3.5, the
+ * LSTM's) plans as the network's sizes do, the bytes it announces are the
+ * run's predicted and measured checkpoint peak, several strategies give
+ * each one's own records, and the new options refuse what does not go
+ * together; an infeasible budget of any strategy prints nothing. */
+START_TEST(test_plan_sizes_and_strategies)
+{
+    result r, q;
+    run(&r, (const char *[]){"plan", "--length", "200", "--alpha", "3.5",
+                             "--memory", "5%", "--format", "json", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"alpha\":3.5,"));
+    run(&q, (const char *[]){"plan", "--length", "200", "--cell", "lstm",
+                             "--hidden", "32", "--batch", "4", "--memory",
+                             "5%", "--format", "json", NULL});
+    ck_assert_msg(q.status == 0, "%s", q.err);
+    ck_assert(json_num(r.out, "forward_ops") == json_num(q.out,
+                                                         "forward_ops"));
+    ck_assert(json_num(r.out, "peak_slots") == json_num(q.out,
+                                                        "peak_slots"));
+    const double peak = json_num(q.out, "peak_bytes");
+    /* 1.5 slots: the peak of an internal state and a hidden one */
+    ck_assert(json_num(r.out, "peak_slots") != floor(json_num(r.out,
+                                                             "peak_slots")));
+    result t;
+    run(&t, (const char *[]){"run", "--length", "200", "--cell", "lstm",
+                             "--hidden", "32", "--batch", "4", "--memory",
+                             "5%", "--iters", "1", "--threads", "1",
+                             "--format", "json", NULL});
+    ck_assert_msg(t.status == 0, "%s", t.err);
+    ck_assert(json_num(t.out, "predicted_checkpoint_peak_bytes") == peak);
+    ck_assert(json_num(t.out, "checkpoint_peak_bytes") == peak);
+    ck_assert(json_num(t.out, "plan_forward_ops") ==
+              json_num(q.out, "forward_ops"));
+
+    /* several strategies: each record as its own call prints it */
+    run(&r, (const char *[]){"plan", "--length", "300", "--alpha", "2",
+                             "--strategy", "chen,msm", "--memory", "60,10%",
+                             "--format", "csv", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_int_eq(count_lines(r.out), 5); /* header and 2 x 2 rows */
+    run(&q, (const char *[]){"plan", "--length", "300", "--alpha", "2",
+                             "--strategy", "msm", "--memory", "60,10%",
+                             "--format", "csv", NULL});
+    ck_assert_msg(q.status == 0, "%s", q.err);
+    const char *second = strstr(q.out, "\nmsm,300,2,60,");
+    ck_assert_ptr_nonnull(second);
+    /* the row up to its timing (plan_seconds, the 14th field) */
+    const char *cut = second + 1;
+    for (int k = 0; k < 13 && cut; k++)
+        cut = strchr(cut + 1, ',');
+    ck_assert_ptr_nonnull(cut);
+    char row[300];
+    snprintf(row, sizeof row, "%.*s", (int)(cut - second), second);
+    ck_assert_ptr_nonnull(strstr(r.out, "\nchen,300,2,60,"));
+    ck_assert_ptr_nonnull(strstr(r.out, row));
+    /* chen at 10 slots is infeasible: nothing printed, exit 3 */
+    run(&r, (const char *[]){"plan", "--length", "300", "--strategy",
+                             "msm,chen", "--memory", "10", NULL});
+    ck_assert_int_eq(r.status, 3);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_ptr_nonnull(strstr(r.err, "infeasible for chen"));
+
+    static const struct {
+        const char *args[9];
+        const char *says;
+    } bad[] = {
+        {{"--memory", "64MiB"}, "is in bytes"},
+        {{"--hidden", "8"}, "give --cell too"},
+        {{"--cell", "lstm", "--alpha", "2"}, "exclude each other"},
+        {{"--alpha", "3.1234567"}, "at most 6 decimals"},
+        {{"--alpha", "0.5"}, "not a state size"},
+        {{"--alpha", "-2"}, "not a state size"},
+        {{"--cell", "xyz"}, "unknown cell 'xyz'"},
+        {{"--strategy", "msm,full", "--actions"}, "one strategy"},
+        {{"--strategy", "msm,"}, "unknown strategy ''"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *args[16] = {"plan", "--length", "100"};
+        size_t n = 3;
+        for (size_t k = 0; bad[i].args[k]; k++)
+            args[n++] = bad[i].args[k];
+        args[n] = NULL;
+        run(&r, args);
+        ck_assert_msg(r.status == 2, "case %zu: exit %d", i, r.status);
+        ck_assert_msg(strstr(r.err, bad[i].says), "case %zu: %s", i, r.err);
+        ck_assert_int_eq(own_lines(r.err), 1);
+    }
+}
+END_TEST
+
 static const char *const timing_fields[] = {
     "seconds_per_iter", "seconds_first_iter", "seconds_min", "seconds_max",
     "seconds_trend", "cpu_share_median", "cpu_share_min", "steal_seconds",
@@ -2082,6 +2173,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_help_and_version);
     tcase_add_test(tc, test_json_fields);
     tcase_add_test(tc, test_optimal_beats_paper);
+    tcase_add_test(tc, test_plan_sizes_and_strategies);
     tcase_add_test(tc, test_budget_list_and_percent);
     tcase_add_test(tc, test_curve);
     tcase_add_test(tc, test_actions);

@@ -291,4 +291,12 @@ typedef struct {
 int bptt_units_from_bytes(bptt_units *u, int64_t hidden_bytes,
                           int64_t internal_bytes);
 
+/* The units of a hidden and an internal state whose sizes are 1 and alpha,
+ * alpha written in decimal ("4", "3.5", "1.25"): 1 <= alpha <=
+ * BPTT_ALPHA_MAX, at most 6 decimals, no sign, exponent or space; the
+ * units are exact ("3.5": h = 2, s = 7; an integer alpha: h = 1).
+ * BPTT_EINVAL otherwise. */
+#define BPTT_ALPHA_MAX 1000000
+int bptt_units_from_alpha(const char *alpha, bptt_units *u);
+
 #endif /* BPTT_H */

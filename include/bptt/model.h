@@ -117,6 +117,13 @@ void bptt_model_free(bptt_model *m); /* accepts NULL */
 double bptt_model_working_bytes(const bptt_cell_type *cell, size_t L,
                                 size_t B, size_t X, size_t H, size_t V);
 
+/* The bytes of one hidden and one internal state of a stack of L layers
+ * of cell with batch B and hidden width H (the planner's state sizes), as
+ * doubles so that sizes past memory do not overflow. */
+void bptt_model_state_bytes(const bptt_cell_type *cell, size_t L, size_t B,
+                            size_t H, double *hidden_bytes,
+                            double *internal_bytes);
+
 /* Parameters (reals) of a model of these sizes: the tensor table above,
  * counted without making it; as a double, so that sizes past memory do not
  * overflow. */

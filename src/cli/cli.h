@@ -84,10 +84,18 @@ double cli_seconds(void); /* monotonic clock */
  * (`bptt sweep --infeasible record`): the counts are then null. */
 typedef struct {
     const char *strategy;
-    int64_t length, alpha, memory; /* memory: the budget in slots */
+    int64_t length, alpha, memory; /* alpha: an internal state; memory: the
+                                      budget; both in units */
     int64_t full_peak, min_memory; /* full BPTT's peak, least feasible */
     const bptt_plan_stats *st;
+    int64_t unit; /* units of a hidden state (a slot); 0 or 1: every
+                     value is in slots */
 } cli_plan_record;
+
+/* units as slots of unit units each: "12", or "3496.5" when not whole
+ * (at most 6 decimals, no trailing zeros), into buf; returns buf. */
+const char *cli_slots_text(char *buf, size_t cap, int64_t units,
+                           int64_t unit);
 
 /* The record's JSON members without braces, in the order and format of
  * `bptt plan --format json` (strategy ... actions: no timings); returns

@@ -9,6 +9,7 @@
  * Test hook, left out of --help like run's: --fail-alloc N makes the N-th
  * allocation of the planner library fail (bptt_alloc_fail_at), so that
  * tests/test_cli can walk every allocation of a small plan. */
+#define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -16,7 +17,10 @@
 #include <string.h>
 
 #include "bptt.h"
+#include "budget.h"
+#include "cell.h"
 #include "cli.h"
+#include "model.h"
 
 #define CMD "plan"
 #define MAX_BUDGETS 64
@@ -25,21 +29,29 @@
 static void plan_usage(FILE *f)
 {
     cli_usage(f,
-        "usage: bptt plan --length T [--strategy S] [--memory M] [--alpha A]\n"
+        "usage: bptt plan --length T [--strategy S] [--memory M]\n"
+        "                 [--alpha A | --cell C [--hidden H] [--batch B]\n"
+        "                 [--layers L]] [--segment K] [--threads K]\n"
         "                 [--format text|json|csv] [--actions | --curve]\n"
+        "                 [--help] [--version]\n"
         "\n"
         "Plans one training iteration of T steps under a memory budget and\n"
         "reports forward ops (the first sweep included), backward ops and the\n"
         "peak of stored slots, as the symbolic validator counted them.\n"
         "\n"
         "  --strategy S   @STRATEGIES@\n"
-        "                 (default msm)\n"
+        "                 (default msm); a comma list plans each\n"
         "  --length T     sequence length, T >= 1\n"
         "  --memory M     budget in slots (hidden state = 1, internal state =\n"
         "                 A, h(0) counted): 200 or 200slots, or a share of full\n"
         "                 BPTT's memory: 5%; a comma list plans each budget\n"
         "                 from one table (default 100%)\n"
-        "  --alpha A      internal state size in slots, integer >= 1 (default 1)\n"
+        "  --alpha A      internal state size in slots, >= 1, e.g. 4 or 3.5\n"
+        "                 (default 1)\n"
+        "  --cell C       @CELLS@: the state sizes of the network bptt run\n"
+        "                 trains, with --hidden H (128), --batch B (32) and\n"
+        "                 --layers L (1); budgets may then be bytes (64MiB)\n"
+        "                 and the records add the bytes\n"
         "  --segment K    Chen's segment length (default ceil(sqrt(T)))\n"
         "  --format F     text (default), json (one object per line) or csv\n"
         "  --actions      print the schedule, one action per line (csv: the\n"
@@ -51,9 +63,21 @@ static void plan_usage(FILE *f)
         "one (the message names it)\n");
 }
 
+#define MAX_STRATEGIES 16
+
 typedef struct {
-    const bptt_strategy *strategy;
-    int64_t length, alpha, segment, threads;
+    const bptt_strategy *strategy; /* the one being planned */
+    const bptt_strategy *strategies[MAX_STRATEGIES];
+    int n_strategies;
+    int64_t length, segment, threads;
+    const char *alpha_text;
+    int64_t h, s, quantum; /* units of a hidden and an internal state, and
+                              bytes per unit (--cell; else 0) */
+    const bptt_cell_type *cell; /* --cell: sizes of a network */
+    int64_t hidden, batch, layers;
+    const char *sized;          /* the first of --hidden, --batch, --layers
+                                   given, or NULL */
+    int alpha_given;
     int n_budgets;
     const char *budget_text[MAX_BUDGETS];
     int64_t budget[MAX_BUDGETS];
@@ -87,6 +111,82 @@ static int split_budgets(plan_args *a, char *list)
     }
 }
 
+/* Splits a comma list of strategies in place into a->strategies. */
+static int split_strategies(plan_args *a, char *list)
+{
+    a->n_strategies = 0;
+    for (char *tok = list, *comma;; tok = comma + 1) {
+        comma = strchr(tok, ',');
+        if (comma)
+            *comma = '\0';
+        const bptt_strategy *st = bptt_strategy_find(tok);
+        if (!st)
+            return cli_unknown_strategy(CMD, "--strategy", tok);
+        if (a->n_strategies == MAX_STRATEGIES)
+            return cli_error(EXIT_USAGE, CMD, "--strategy: more than %d "
+                             "strategies", MAX_STRATEGIES);
+        a->strategies[a->n_strategies++] = st;
+        if (!comma)
+            return 0;
+    }
+}
+
+/* The units of a hidden and an internal state: from --alpha (h = 1 for an
+ * integer alpha), or from the sizes of a network (--cell, with bytes per
+ * unit in a->quantum). */
+static int state_units(plan_args *a)
+{
+    bptt_units u;
+    if (!a->cell) {
+        if (a->sized)
+            return cli_error(EXIT_USAGE, CMD, "%s sizes a network: give "
+                             "--cell too (e.g. --cell lstm)", a->sized);
+        bptt_units_from_alpha(a->alpha_text, &u); /* checked when parsed */
+    } else {
+        if (a->alpha_given)
+            return cli_error(EXIT_USAGE, CMD, "--alpha and --cell exclude "
+                             "each other (the cell's sizes give alpha)");
+        double hb, sb;
+        bptt_model_state_bytes(a->cell, (size_t)a->layers, (size_t)a->batch,
+                               (size_t)a->hidden, &hb, &sb);
+        if (sb > (double)INT64_MAX / 4 ||
+            bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb) != BPTT_OK)
+            return cli_error(EXIT_USAGE, CMD, "--cell: states of %.0f bytes "
+                             "are too large to plan", sb);
+        a->quantum = u.quantum;
+    }
+    a->h = u.hidden_units;
+    a->s = u.internal_units;
+    return 0;
+}
+
+/* A budget in units: slots (a->h units each), a share of full (units), or
+ * bytes (with --cell only).  0, or the error and EXIT_USAGE. */
+static int budget_units(const plan_args *a, const char *text, int64_t full,
+                        int64_t *out)
+{
+    bptt_budget b;
+    if (bptt_budget_parse(text, &b) != BPTT_OK)
+        return cli_parse_budget(CMD, text, full, out); /* its error */
+    if (b.kind == BPTT_BUDGET_BYTES && !a->quantum)
+        return cli_error(EXIT_USAGE, CMD, "--memory: '%s' is in bytes, which "
+                         "needs the network's sizes (give --cell), or give "
+                         "slots (200) or a share (5%%)", text);
+    if (b.kind == BPTT_BUDGET_BYTES) {
+        *out = b.bytes / a->quantum;
+        return 0;
+    }
+    if (b.kind == BPTT_BUDGET_SLOTS) {
+        if (b.slots > BPTT_BUDGET_MAX_SLOTS / a->h)
+            return cli_error(EXIT_USAGE, CMD, "--memory: %s is out of range "
+                             "(give at most %" PRId64 " slots)", text,
+                             BPTT_BUDGET_MAX_SLOTS / a->h);
+        *out = b.slots * a->h;
+        return 0;
+    }
+    return cli_parse_budget(CMD, text, full, out); /* a share of full */
+}
+
 static int parse_args(int argc, char **argv, plan_args *a, int *help)
 {
     static const struct option opts[] = {
@@ -99,16 +199,22 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
         {"threads", required_argument, NULL, 'j'},
         {"actions", no_argument, NULL, 'A'},
         {"curve", no_argument, NULL, 'C'},
+        {"cell", required_argument, NULL, 'c'},
+        {"hidden", required_argument, NULL, 'H'},
+        {"batch", required_argument, NULL, 'B'},
+        {"layers", required_argument, NULL, 'L'},
         {"fail-alloc", required_argument, NULL, 'F'}, /* test hook */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    static char budget_copy[4096];
+    static char budget_copy[4096], strategy_copy[1024];
     const char *seen[CLI_MAX_OPTIONS] = {NULL};
     int rc = 0, have_memory = 0;
 
     memset(a, 0, sizeof *a);
-    a->strategy = bptt_strategy_find("msm");
-    a->alpha = 1;
+    a->strategies[0] = bptt_strategy_find("msm");
+    a->n_strategies = 1;
+    a->alpha_text = "1";
+    a->hidden = 128, a->batch = 32, a->layers = 1;
     a->format = FORMAT_TEXT;
     *help = 0;
     opterr = 0;
@@ -120,9 +226,12 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
         case CLI_OPT_ERROR:
             break;
         case 's':
-            a->strategy = bptt_strategy_find(optarg);
-            if (!a->strategy)
-                rc = cli_unknown_strategy(CMD, "--strategy", optarg);
+            if (strlen(optarg) >= sizeof strategy_copy) {
+                rc = cli_error(EXIT_USAGE, CMD, "--strategy: list too long");
+                break;
+            }
+            strcpy(strategy_copy, optarg);
+            rc = split_strategies(a, strategy_copy);
             break;
         case 't':
             rc = cli_parse_int(CMD, "--length", optarg, 1, INT32_MAX - 1,
@@ -137,8 +246,36 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
                 have_memory = 1;
             }
             break;
-        case 'a':
-            rc = cli_parse_int(CMD, "--alpha", optarg, 1, 1000000, &a->alpha);
+        case 'a': {
+            bptt_units u;
+            a->alpha_text = optarg;
+            a->alpha_given = 1;
+            if (bptt_units_from_alpha(optarg, &u) != BPTT_OK)
+                rc = cli_error(EXIT_USAGE, CMD, "--alpha: '%s' is not a state "
+                               "size (give a number from 1 to %d with at most "
+                               "6 decimals, e.g. 4 or 3.5)", optarg,
+                               BPTT_ALPHA_MAX);
+            break;
+        }
+        case 'c':
+            a->cell = bptt_cell_find(optarg);
+            if (!a->cell)
+                rc = cli_unknown_cell(CMD, "--cell", optarg);
+            break;
+        case 'H':
+            a->sized = a->sized ? a->sized : "--hidden";
+            rc = cli_parse_int(CMD, "--hidden", optarg, 1, (1 << 24) - 1,
+                               &a->hidden);
+            break;
+        case 'B':
+            a->sized = a->sized ? a->sized : "--batch";
+            rc = cli_parse_int(CMD, "--batch", optarg, 1, (1 << 24) - 1,
+                               &a->batch);
+            break;
+        case 'L':
+            a->sized = a->sized ? a->sized : "--layers";
+            rc = cli_parse_int(CMD, "--layers", optarg, 1, BPTT_MAX_LAYERS,
+                               &a->layers);
             break;
         case 'k':
             rc = cli_parse_int(CMD, "--segment", optarg, 1, INT32_MAX - 1,
@@ -178,13 +315,19 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
     if (a->actions && a->curve)
         return cli_error(EXIT_USAGE, CMD, "--actions and --curve exclude each "
                          "other (use one)");
-    if (a->segment && !(a->strategy->flags & BPTT_STRATEGY_SEGMENT)) {
-        char names[128];
-        bptt_strategy_names_with(names, sizeof names, BPTT_STRATEGY_SEGMENT,
-                                 " or ");
-        return cli_error(EXIT_USAGE, CMD, "--segment applies to --strategy "
-                         "%s only", names);
-    }
+    for (int k = 0; k < a->n_strategies; k++)
+        if (a->segment && !(a->strategies[k]->flags & BPTT_STRATEGY_SEGMENT)) {
+            char names[128];
+            bptt_strategy_names_with(names, sizeof names,
+                                     BPTT_STRATEGY_SEGMENT, " or ");
+            return cli_error(EXIT_USAGE, CMD, "--segment applies to "
+                             "--strategy %s only", names);
+        }
+    if ((a->actions || a->curve) && a->n_strategies > 1)
+        return cli_error(EXIT_USAGE, CMD, "--%s takes one strategy, not a "
+                         "list", a->actions ? "actions" : "curve");
+    if ((rc = state_units(a)) != 0)
+        return rc;
     if (!have_memory) {
         a->budget_text[0] = "100%";
         a->n_budgets = 1;
@@ -192,9 +335,9 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
     if ((a->actions || a->curve) && a->n_budgets > 1)
         return cli_error(EXIT_USAGE, CMD, "--%s takes one budget, not a list",
                          a->actions ? "actions" : "curve");
-    const int64_t full = bptt_full_peak((size_t)a->length, 1, a->alpha);
+    const int64_t full = bptt_full_peak((size_t)a->length, a->h, a->s);
     for (int i = 0; i < a->n_budgets && rc == 0; i++)
-        rc = cli_parse_budget(CMD, a->budget_text[i], full, &a->budget[i]);
+        rc = budget_units(a, a->budget_text[i], full, &a->budget[i]);
     if (rc == 0 && a->curve && a->budget[0] > MAX_CURVE)
         return cli_error(EXIT_USAGE, CMD, "--curve prints one line per budget "
                          "1..M; M = %" PRId64 " (%s) is more than %d lines "
@@ -205,12 +348,31 @@ static int parse_args(int argc, char **argv, plan_args *a, int *help)
 
 /* ---- shared with `bptt sweep` (cli.h) ------------------------------------ */
 
+const char *cli_slots_text(char *buf, size_t cap, int64_t units, int64_t unit)
+{
+    if (unit <= 1 || units % unit == 0) {
+        snprintf(buf, cap, "%" PRId64, unit > 1 ? units / unit : units);
+        return buf;
+    }
+    snprintf(buf, cap, "%.6f", (double)units / (double)unit);
+    char *end = buf + strlen(buf) - 1;
+    while (*end == '0')
+        *end-- = '\0';
+    return buf;
+}
+
 int cli_plan_record_json(const cli_plan_record *r, char *buf, size_t cap)
 {
+    const int64_t u = r->unit > 1 ? r->unit : 1;
+    char al[32], mem[32], full[32], least[32], peak[32];
+    cli_slots_text(al, sizeof al, r->alpha, u);
+    cli_slots_text(mem, sizeof mem, r->memory, u);
+    cli_slots_text(full, sizeof full, r->full_peak, u);
+    cli_slots_text(least, sizeof least, r->min_memory, u);
     const int head = snprintf(buf, cap,
                               "\"strategy\":\"%s\",\"length\":%" PRId64
-                              ",\"alpha\":%" PRId64 ",\"memory\":%" PRId64,
-                              r->strategy, r->length, r->alpha, r->memory);
+                              ",\"alpha\":%s,\"memory\":%s",
+                              r->strategy, r->length, al, mem);
     if (head < 0 || (size_t)head >= cap)
         return head;
     char *rest = buf + head;
@@ -220,26 +382,25 @@ int cli_plan_record_json(const cli_plan_record *r, char *buf, size_t cap)
         const bptt_plan_stats *st = r->st;
         n = snprintf(rest, left,
                      ",\"forward_ops\":%" PRId64 ",\"recompute_ops\":%" PRId64
-                     ",\"backward_ops\":%" PRId64 ",\"peak_slots\":%" PRId64
+                     ",\"backward_ops\":%" PRId64 ",\"peak_slots\":%s"
                      ",\"forward_ops_per_step\":%.6f"
-                     ",\"full_peak_slots\":%" PRId64
-                     ",\"memory_fraction\":%.6f,\"min_memory\":%" PRId64
+                     ",\"full_peak_slots\":%s"
+                     ",\"memory_fraction\":%.6f,\"min_memory\":%s"
                      ",\"actions\":%zu",
                      st->forward_ops, st->recompute_ops, st->backward_ops,
-                     st->peak_units,
-                     (double)st->forward_ops / (double)r->length,
-                     r->full_peak,
-                     (double)st->peak_units / (double)r->full_peak,
-                     r->min_memory, st->n_actions);
+                     cli_slots_text(peak, sizeof peak, st->peak_units, u),
+                     (double)st->forward_ops / (double)r->length, full,
+                     (double)st->peak_units / (double)r->full_peak, least,
+                     st->n_actions);
     } else {
         n = snprintf(rest, left,
                      ",\"forward_ops\":null,\"recompute_ops\":null"
                      ",\"backward_ops\":null,\"peak_slots\":null"
                      ",\"forward_ops_per_step\":null"
-                     ",\"full_peak_slots\":%" PRId64
-                     ",\"memory_fraction\":null,\"min_memory\":%" PRId64
+                     ",\"full_peak_slots\":%s"
+                     ",\"memory_fraction\":null,\"min_memory\":%s"
                      ",\"actions\":null",
-                     r->full_peak, r->min_memory);
+                     full, least);
     }
     return n < 0 ? n : head + n;
 }
@@ -346,15 +507,42 @@ typedef struct {
     double seconds; /* planning: the plan's share plus the table's */
 } plan_row;
 
+/* Where `bptt plan` writes: a buffer, printed whole at the end when every
+ * plan was made (the output is written whole or not at all). */
+static FILE *out;
+
 static void print_header(const plan_args *a)
 {
     if (a->format == FORMAT_CSV)
-        puts("strategy,length,alpha,memory,forward_ops,recompute_ops,"
-             "backward_ops,peak_slots,forward_ops_per_step,full_peak_slots,"
-             "memory_fraction,min_memory,actions,plan_seconds,table_bytes");
+        fprintf(out, "strategy,length,alpha,memory,forward_ops,recompute_ops,"
+               "backward_ops,peak_slots,forward_ops_per_step,full_peak_slots,"
+               "memory_fraction,min_memory,actions,plan_seconds,table_bytes"
+               "%s\n", a->cell ? ",cell,layers,hidden,batch,"
+                                  "hidden_state_bytes,internal_state_bytes,"
+                                  "memory_bytes,peak_bytes"
+                                : "");
     else if (a->format == FORMAT_TEXT)
-        printf("%-10s %8s %6s %10s %12s %9s %10s %9s\n", "strategy", "length",
+        fprintf(out, "%-10s %8s %6s %10s %12s %9s %10s %9s\n", "strategy", "length",
                "alpha", "memory", "forward_ops", "fwd/step", "peak", "vs full");
+}
+
+/* With --cell: the network and the bytes, after the other values (csv:
+ * columns; JSON: members). */
+static void print_sizes(const plan_args *a, const plan_row *r)
+{
+    const int64_t q = a->quantum;
+    if (a->format == FORMAT_CSV)
+        fprintf(out, ",%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+               ",%" PRId64 ",%" PRId64, a->cell->name, a->layers, a->hidden,
+               a->batch, a->h * q, a->s * q, r->memory * q,
+               r->st.peak_units * q);
+    else
+        fprintf(out, ",\"cell\":\"%s\",\"layers\":%" PRId64 ",\"hidden\":%" PRId64
+               ",\"batch\":%" PRId64 ",\"hidden_state_bytes\":%" PRId64
+               ",\"internal_state_bytes\":%" PRId64 ",\"memory_bytes\":%" PRId64
+               ",\"peak_bytes\":%" PRId64,
+               a->cell->name, a->layers, a->hidden, a->batch, a->h * q,
+               a->s * q, r->memory * q, r->st.peak_units * q);
 }
 
 /* One record.  With a plan (--actions, JSON) the schedule goes inside the
@@ -366,38 +554,47 @@ static void print_row(const plan_args *a, const plan_row *r, int64_t full,
     const double per_step = (double)r->st.forward_ops / (double)a->length;
     const double frac = (double)r->st.peak_units / (double)full;
     const char *name = a->strategy->name;
+    char al[32], mem[32], peak[32], fp[32], mm[32];
+    cli_slots_text(al, sizeof al, a->s, a->h);
+    cli_slots_text(mem, sizeof mem, r->memory, a->h);
+    cli_slots_text(peak, sizeof peak, r->st.peak_units, a->h);
     switch (a->format) {
     case FORMAT_TEXT:
-        printf("%-10s %8" PRId64 " %6" PRId64 " %10" PRId64 " %12" PRId64
-               " %9.4f %10" PRId64 " %8.2f%%\n",
-               name, a->length, a->alpha, r->memory, r->st.forward_ops,
-               per_step, r->st.peak_units, 100.0 * frac);
+        fprintf(out, "%-10s %8" PRId64 " %6s %10s %12" PRId64 " %9.4f %10s "
+               "%8.2f%%\n",
+               name, a->length, al, mem, r->st.forward_ops, per_step, peak,
+               100.0 * frac);
         break;
     case FORMAT_CSV:
-        printf("%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-               ",%" PRId64 ",%" PRId64 ",%.6f,%" PRId64 ",%.6f,%" PRId64
-               ",%zu,%.6f,%zu\n",
-               name, a->length, a->alpha, r->memory, r->st.forward_ops,
-               r->st.recompute_ops, r->st.backward_ops, r->st.peak_units,
-               per_step, full, frac, min_mem, r->st.n_actions, r->seconds,
-               table_bytes);
+        fprintf(out, "%s,%" PRId64 ",%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64
+               ",%s,%.6f,%s,%.6f,%s,%zu,%.6f,%zu",
+               name, a->length, al, mem, r->st.forward_ops,
+               r->st.recompute_ops, r->st.backward_ops, peak, per_step,
+               cli_slots_text(fp, sizeof fp, full, a->h), frac,
+               cli_slots_text(mm, sizeof mm, min_mem, a->h),
+               r->st.n_actions, r->seconds, table_bytes);
+        if (a->cell)
+            print_sizes(a, r);
+        fputc('\n', out);
         break;
     case FORMAT_JSON: {
-        const cli_plan_record rec = {name,    a->length, a->alpha, r->memory,
-                                     full,    min_mem,   &r->st};
+        const cli_plan_record rec = {name, a->length, a->s,   r->memory,
+                                     full, min_mem,   &r->st, a->h};
         char buf[1024];
         cli_plan_record_json(&rec, buf, sizeof buf);
-        printf("{%s,\"plan_seconds\":%.6f,\"table_bytes\":%zu", buf,
+        fprintf(out, "{%s,\"plan_seconds\":%.6f,\"table_bytes\":%zu", buf,
                r->seconds, table_bytes);
+        if (a->cell)
+            print_sizes(a, r);
         if (schedule) {
-            fputs(",\"schedule\":[", stdout);
+            fputs(",\"schedule\":[", out);
             for (size_t i = 0; i < schedule->n_actions; i++)
-                printf("%s{\"op\":\"%s\",\"step\":%u}", i ? "," : "",
+                fprintf(out, "%s{\"op\":\"%s\",\"step\":%u}", i ? "," : "",
                        bptt_op_name((int)schedule->actions[i].op),
                        schedule->actions[i].step);
-            fputc(']', stdout);
+            fputc(']', out);
         }
-        fputs("}\n", stdout);
+        fputs("}\n", out);
         break;
     }
     }
@@ -409,9 +606,9 @@ static void print_actions(const plan_args *a, const bptt_plan *p)
 {
     int64_t stored = p->hidden_units, fwd = 0;
     if (a->format == FORMAT_CSV)
-        puts("index,op,step,stored_slots,forward_ops");
+        fprintf(out, "%s\n", "index,op,step,stored_slots,forward_ops");
     else
-        printf("\n%8s  %-16s %8s %8s %8s\n", "index", "action", "step",
+        fprintf(out, "\n%8s  %-16s %8s %8s %8s\n", "index", "action", "step",
                "stored", "fwd_ops");
     for (size_t i = 0; i < p->n_actions; i++) {
         const bptt_action *x = &p->actions[i];
@@ -424,55 +621,136 @@ static void print_actions(const plan_args *a, const bptt_plan *p)
         default: break;
         }
         const char *op = bptt_op_name((int)x->op);
+        char st[32];
+        cli_slots_text(st, sizeof st, stored, a->h);
         if (a->format == FORMAT_CSV)
-            printf("%zu,%s,%u,%" PRId64 ",%" PRId64 "\n", i, op, x->step,
-                   stored, fwd);
+            fprintf(out, "%zu,%s,%u,%s,%" PRId64 "\n", i, op, x->step, st, fwd);
         else
-            printf("%8zu  %-16s %8u %8" PRId64 " %8" PRId64 "\n", i, op,
-                   x->step, stored, fwd);
+            fprintf(out, "%8zu  %-16s %8u %8s %8" PRId64 "\n", i, op, x->step, st,
+                   fwd);
     }
 }
 
 static int run_curve(const plan_args *a, const bptt_table *tb, int64_t full)
 {
     const int64_t top = a->budget[0];
+    const char *name = a->strategy->name;
+    char al[32], mem[32], cost[32] = "", ps[32] = "";
+    cli_slots_text(al, sizeof al, a->s, a->h);
     if (a->format == FORMAT_CSV)
-        puts("strategy,length,alpha,memory,forward_ops,forward_ops_per_step,"
+        fprintf(out, "%s\n", "strategy,length,alpha,memory,forward_ops,forward_ops_per_step,"
              "memory_fraction");
     else if (a->format == FORMAT_TEXT)
-        printf("%10s %12s %9s\n", "memory", "forward_ops", "fwd/step");
+        fprintf(out, "%10s %12s %9s\n", "memory", "forward_ops", "fwd/step");
     for (int64_t m = 1; m <= top; m++) {
         const int64_t c = bptt_table_cost(tb, m);
-        const double ps = (double)c / (double)a->length;
         const double frac = (double)m / (double)full;
-        if (c < 0) {
-            if (a->format == FORMAT_CSV)
-                printf("%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",,,%.6f\n",
-                       a->strategy->name, a->length, a->alpha, m, frac);
-            else if (a->format == FORMAT_JSON)
-                printf("{\"strategy\":\"%s\",\"length\":%" PRId64
-                       ",\"alpha\":%" PRId64 ",\"memory\":%" PRId64
-                       ",\"forward_ops\":null,\"forward_ops_per_step\":null"
-                       ",\"memory_fraction\":%.6f}\n",
-                       a->strategy->name, a->length, a->alpha, m, frac);
-            else
-                printf("%10" PRId64 " %12s %9s\n", m, "infeasible", "-");
-            continue;
+        cli_slots_text(mem, sizeof mem, m, a->h);
+        cost[0] = ps[0] = '\0';
+        if (c >= 0) {
+            snprintf(cost, sizeof cost, "%" PRId64, c);
+            snprintf(ps, sizeof ps, "%.6f", (double)c / (double)a->length);
         }
         if (a->format == FORMAT_CSV)
-            printf("%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
-                   ",%.6f,%.6f\n",
-                   a->strategy->name, a->length, a->alpha, m, c, ps, frac);
+            fprintf(out, "%s,%" PRId64 ",%s,%s,%s,%s,%.6f\n", name, a->length, al,
+                   mem, cost, ps, frac);
         else if (a->format == FORMAT_JSON)
-            printf("{\"strategy\":\"%s\",\"length\":%" PRId64
-                   ",\"alpha\":%" PRId64 ",\"memory\":%" PRId64
-                   ",\"forward_ops\":%" PRId64 ",\"forward_ops_per_step\":%.6f"
-                   ",\"memory_fraction\":%.6f}\n",
-                   a->strategy->name, a->length, a->alpha, m, c, ps, frac);
+            fprintf(out, "{\"strategy\":\"%s\",\"length\":%" PRId64
+                   ",\"alpha\":%s,\"memory\":%s,\"forward_ops\":%s"
+                   ",\"forward_ops_per_step\":%s,\"memory_fraction\":%.6f}\n",
+                   name, a->length, al, mem, c < 0 ? "null" : cost,
+                   c < 0 ? "null" : ps, frac);
+        else if (c < 0)
+            fprintf(out, "%10s %12s %9s\n", mem, "infeasible", "-");
         else
-            printf("%10" PRId64 " %12" PRId64 " %9.4f\n", m, c, ps);
+            fprintf(out, "%10s %12" PRId64 " %9.4f\n", mem, c,
+                   (double)c / (double)a->length);
     }
     return 0;
+}
+
+/* The smallest feasible budget of a->strategy; for a budget below it
+ * the error (nothing printed yet) and EXIT_INFEASIBLE. */
+static int check_feasible(const plan_args *a, const bptt_table_options *o,
+                          int64_t *min_mem)
+{
+    const size_t t = (size_t)a->length;
+    *min_mem = bptt_strategy_min_budget(a->strategy, t, a->h, a->s, o);
+    for (int i = 0; i < a->n_budgets; i++) {
+        if (a->budget[i] >= *min_mem)
+            continue;
+        char b[32], m[32];
+        cli_slots_text(b, sizeof b, a->budget[i], a->h);
+        cli_slots_text(m, sizeof m, *min_mem, a->h);
+        return cli_error(EXIT_INFEASIBLE, CMD,
+                         "budget %s slots (%s) is infeasible for %s at length "
+                         "%zu, alpha %s; the smallest feasible budget is %s "
+                         "slots", b, a->budget_text[i], a->strategy->name, t,
+                         a->alpha_text, m);
+    }
+    return 0;
+}
+
+/* Every budget of a->strategy from one table: the plans, or with --curve
+ * the cost at every budget; checked (feasible, fitting in memory) before
+ * anything of this strategy is printed. */
+static int plan_strategy(const plan_args *a, int64_t full, int64_t top,
+                         int64_t least)
+{
+    const size_t t = (size_t)a->length;
+    /* budgets below the least asked need not be built (--curve asks all) */
+    bptt_table_options opts = {.chen_segment = (size_t)a->segment,
+                               .threads = (int)a->threads,
+                               .min_budget = a->curve ? 0 : least};
+    int64_t min_mem;
+    int rc = check_feasible(a, &opts, &min_mem);
+    if (rc)
+        return rc;
+    bptt_table *tb;
+    if (a->fail_alloc)
+        bptt_alloc_fail_at((size_t)a->fail_alloc);
+    const double t0 = cli_seconds();
+    rc = bptt_table_alloc(&tb, a->strategy, t, a->h, a->s, top, &opts);
+    const double table_seconds = cli_seconds() - t0;
+    if (rc != BPTT_OK) {
+        char budget[64], m[32];
+        snprintf(budget, sizeof budget, "budgets up to %s slots",
+                 cli_slots_text(m, sizeof m, top, a->h));
+        return cli_table_error(CMD, rc, a->strategy, t, a->h, a->s, top,
+                               budget);
+    }
+    if (a->curve) {
+        rc = run_curve(a, tb, full);
+        bptt_table_free(tb);
+        return rc;
+    }
+    /* every plan must fit before anything is printed */
+    for (int i = 0; i < a->n_budgets && rc == 0; i++)
+        rc = cli_plan_fits(CMD, tb, a->budget[i]);
+    for (int i = 0; i < a->n_budgets && rc == 0; i++) {
+        plan_row r = {.memory = a->budget[i]};
+        bptt_plan *p;
+        double plan_seconds;
+        rc = cli_plan_at(CMD, tb, a->budget[i], &p, &r.st, &plan_seconds);
+        if (rc)
+            break;
+        r.seconds = table_seconds + plan_seconds;
+        const size_t tbytes = bptt_table_bytes(tb);
+        if (a->actions && a->format == FORMAT_JSON) {
+            print_row(a, &r, full, min_mem, tbytes, p);
+        } else if (a->actions) {
+            if (a->format == FORMAT_TEXT) {
+                print_header(a);
+                print_row(a, &r, full, min_mem, tbytes, NULL);
+            }
+            print_actions(a, p);
+        } else {
+            print_row(a, &r, full, min_mem, tbytes, NULL);
+        }
+        bptt_plan_free(p);
+    }
+    bptt_table_free(tb);
+    return rc;
 }
 
 int cli_plan(int argc, char **argv)
@@ -487,85 +765,34 @@ int cli_plan(int argc, char **argv)
     if (rc)
         return rc;
 
-    const size_t t = (size_t)a.length;
-    const int64_t full = bptt_full_peak(t, 1, a.alpha);
-    int64_t top = 0;
-    for (int i = 0; i < a.n_budgets; i++)
-        if (a.budget[i] > top)
-            top = a.budget[i];
-
-    int64_t least = top;
-    for (int i = 0; i < a.n_budgets; i++)
-        if (a.budget[i] < least)
-            least = a.budget[i];
-    /* budgets below the least asked need not be built (--curve asks all) */
-    bptt_table_options opts = {.chen_segment = (size_t)a.segment,
-                               .threads = (int)a.threads,
-                               .min_budget = a.curve ? 0 : least};
-    const int64_t min_mem = bptt_strategy_min_budget(a.strategy, t, 1, a.alpha,
-                                                     &opts);
-    for (int i = 0; i < a.n_budgets; i++)
-        if (a.budget[i] < min_mem) {
-            return cli_error(EXIT_INFEASIBLE, CMD,
-                             "budget %" PRId64 " slots (%s) is infeasible "
-                             "for %s at length %zu, alpha %" PRId64
-                             "; the smallest feasible budget is %" PRId64
-                             " slots",
-                             a.budget[i], a.budget_text[i], a.strategy->name,
-                             t, a.alpha, min_mem);
-        }
-
-    bptt_table *tb;
-    if (a.fail_alloc)
-        bptt_alloc_fail_at((size_t)a.fail_alloc);
-    const double t0 = cli_seconds();
-    rc = bptt_table_alloc(&tb, a.strategy, t, 1, a.alpha, top, &opts);
-    const double table_seconds = cli_seconds() - t0;
-    if (rc != BPTT_OK) {
-        char budget[64];
-        snprintf(budget, sizeof budget, "budgets up to %" PRId64 " slots",
-                 top);
-        return cli_table_error(CMD, rc, a.strategy, t, 1, a.alpha, top,
-                               budget);
+    const int64_t full = bptt_full_peak((size_t)a.length, a.h, a.s);
+    int64_t top = 0, least = INT64_MAX;
+    for (int i = 0; i < a.n_budgets; i++) {
+        top = a.budget[i] > top ? a.budget[i] : top;
+        least = a.budget[i] < least ? a.budget[i] : least;
     }
-
-    if (a.curve) {
-        rc = run_curve(&a, tb, full);
-        bptt_table_free(tb);
-        return rc;
+    /* every strategy's budgets feasible before anything is printed */
+    for (int k = 0; k < a.n_strategies && rc == 0; k++) {
+        a.strategy = a.strategies[k];
+        const bptt_table_options o = {.chen_segment = (size_t)a.segment};
+        int64_t min_mem;
+        rc = check_feasible(&a, &o, &min_mem);
     }
-
-    /* every plan must fit before anything is printed */
-    for (int i = 0; i < a.n_budgets && rc == 0; i++)
-        rc = cli_plan_fits(CMD, tb, a.budget[i]);
-    if (rc) {
-        bptt_table_free(tb);
-        return rc;
-    }
-    if (!a.actions)
+    char *text = NULL;
+    size_t len = 0;
+    out = open_memstream(&text, &len);
+    if (!out)
+        return cli_error(1, CMD, "out of memory");
+    if (rc == 0 && !a.actions && !a.curve)
         print_header(&a);
-    for (int i = 0; i < a.n_budgets && rc == 0; i++) {
-        plan_row r = {.memory = a.budget[i]};
-        bptt_plan *p;
-        double plan_seconds;
-        rc = cli_plan_at(CMD, tb, a.budget[i], &p, &r.st, &plan_seconds);
-        if (rc)
-            break;
-        r.seconds = table_seconds + plan_seconds;
-        const size_t tbytes = bptt_table_bytes(tb);
-        if (a.actions && a.format == FORMAT_JSON) {
-            print_row(&a, &r, full, min_mem, tbytes, p);
-        } else if (a.actions) {
-            if (a.format == FORMAT_TEXT) {
-                print_header(&a);
-                print_row(&a, &r, full, min_mem, tbytes, NULL);
-            }
-            print_actions(&a, p);
-        } else {
-            print_row(&a, &r, full, min_mem, tbytes, NULL);
-        }
-        bptt_plan_free(p);
+    for (int k = 0; k < a.n_strategies && rc == 0; k++) {
+        a.strategy = a.strategies[k];
+        rc = plan_strategy(&a, full, top, least);
     }
-    bptt_table_free(tb);
+    if (fclose(out) != 0 && rc == 0)
+        rc = cli_error(1, CMD, "out of memory");
+    if (rc == 0)
+        fwrite(text, 1, len, stdout); /* errors: main.c's finish */
+    free(text);
     return rc;
 }

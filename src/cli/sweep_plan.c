@@ -75,7 +75,7 @@ static char *plan_record(size_t point, const plan_point *p,
     const cli_plan_record r = {p->strategy->name, (int64_t)p->length,
                                p->alpha,          p->budget,
                                p->full,           min_memory,
-                               st};
+                               st,                1};
     char fields[1024];
     cli_plan_record_json(&r, fields, sizeof fields);
     bptt_strbuf b = {0};

@@ -92,3 +92,30 @@ int bptt_units_from_bytes(bptt_units *u, int64_t hidden_bytes,
     u->internal_units = internal_bytes / u->quantum;
     return BPTT_OK;
 }
+
+int bptt_units_from_alpha(const char *alpha, bptt_units *u)
+{
+    int64_t whole = 0, frac = 0, scale = 1;
+    const char *p = alpha;
+    if (!p || *p < '0' || *p > '9')
+        return BPTT_EINVAL;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        whole = whole * 10 + (*p - '0');
+        if (whole > BPTT_ALPHA_MAX)
+            return BPTT_EINVAL;
+    }
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return BPTT_EINVAL;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (scale == 1000000)
+                return BPTT_EINVAL; /* more than 6 decimals */
+            frac = frac * 10 + (*p - '0');
+            scale *= 10;
+        }
+    }
+    if (*p != '\0' || whole < 1 || (whole == BPTT_ALPHA_MAX && frac))
+        return BPTT_EINVAL;
+    return bptt_units_from_bytes(u, scale, whole * scale + frac);
+}

@@ -119,6 +119,15 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     return BPTT_OK;
 }
 
+void bptt_model_state_bytes(const bptt_cell_type *cell, size_t L, size_t B,
+                            size_t H, double *hidden_bytes,
+                            double *internal_bytes)
+{
+    const double n = (double)sizeof(real) * (double)L * (double)B * (double)H;
+    *hidden_bytes = n * (double)cell->hidden_vecs;
+    *internal_bytes = n * (double)cell->internal_vecs;
+}
+
 double bptt_model_param_reals(const bptt_cell_type *cell, size_t L, size_t X,
                               size_t H, size_t V)
 {

@@ -58,12 +58,11 @@ int bptt_session_size(const bptt_session_spec *sp, bptt_session_sizes *z,
                         why, cap) != BPTT_OK)
         return BPTT_EINVAL;
     const double rb = (double)sizeof(real), T = (double)sp->length;
-    const double B = (double)sp->batch, H = (double)sp->hidden;
-    const double L = (double)sp->layers;
+    const double B = (double)sp->batch;
     z->input = X;
     z->classes = V;
-    z->hidden_bytes = rb * L * (double)sp->cell->hidden_vecs * B * H;
-    z->internal_bytes = rb * L * (double)sp->cell->internal_vecs * B * H;
+    bptt_model_state_bytes(sp->cell, sp->layers, sp->batch, sp->hidden,
+                           &z->hidden_bytes, &z->internal_bytes);
     z->full_checkpoint_bytes = z->internal_bytes * (sp->length > 1 ? T - 1 : 1);
     const double params =
         rb * bptt_model_param_reals(sp->cell, sp->layers, X, sp->hidden, V);

@@ -2066,6 +2066,98 @@ START_TEST(test_plan_sizes_and_strategies)
 }
 END_TEST
 
+/* bptt validate: the plans bptt plan prints, read back as JSON, have the
+ * counts bptt plan gave, for every strategy and a fractional alpha; a plan
+ * with two actions swapped is refused at the first of them, exit 1; bad
+ * input is one line and exit 2. */
+START_TEST(test_validate)
+{
+    char dir[256];
+    make_scratch(dir, sizeof dir);
+    static const char *const strategies[] = {"full", "chen", "hsm", "ism",
+                                             "msm", "msm-paper"};
+    result r, v;
+    char path[512];
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    for (size_t k = 0; k < 6; k++) {
+        const char *alpha = k % 2 ? "3.5" : "2";
+        run(&r, (const char *[]){"plan", "--length", "40", "--alpha", alpha,
+                                 "--strategy", strategies[k], "--memory",
+                                 k == 0 ? "100%" : "40%", "--actions",
+                                 "--format", "json",
+                                 NULL});
+        ck_assert_msg(r.status == 0, "%s: %s", strategies[k], r.err);
+        write_path(path, r.out, strlen(r.out));
+        run(&v, (const char *[]){"validate", path, "--format", "json", NULL});
+        ck_assert_msg(v.status == 0, "%s: %s%s", strategies[k], v.out, v.err);
+        ck_assert_ptr_nonnull(strstr(v.out, "\"valid\":true"));
+        static const char *const keys[] = {"forward_ops", "recompute_ops",
+                                           "backward_ops", "peak_slots"};
+        for (size_t i = 0; i < 4; i++)
+            ck_assert_msg(json_num(v.out, keys[i]) == json_num(r.out, keys[i]),
+                          "%s %s: %s / %s", strategies[k], keys[i], v.out,
+                          r.out);
+    }
+    /* the last plan (msm-paper, alpha 3.5) with actions 0 and 1 swapped:
+     * its second action (a save of step 1, or the free of h(0)) comes
+     * before the advance of step 1 that makes or needs it */
+    char *two = strstr(r.out, "\"schedule\":[");
+    ck_assert_ptr_nonnull(two);
+    two += strlen("\"schedule\":[");
+    char *end1 = strchr(two, '}') + 1, *end2 = strchr(end1 + 1, '}') + 1;
+    char first[64], second[64];
+    snprintf(first, sizeof first, "%.*s", (int)(end1 - two), two);
+    snprintf(second, sizeof second, "%.*s", (int)(end2 - end1 - 1), end1 + 1);
+    ck_assert_ptr_nonnull(strstr(first, "advance"));
+    char swapped[1 << 16];
+    snprintf(swapped, sizeof swapped, "%.*s%s,%s%s", (int)(two - r.out), r.out,
+             second, first, end2);
+    write_path(path, swapped, strlen(swapped));
+    run(&v, (const char *[]){"validate", path, NULL});
+    ck_assert_int_eq(v.status, 1);
+    ck_assert_msg(strstr(v.out, "invalid plan: action 0 (") ||
+                      strstr(v.out, "invalid plan: action 1 (advance 1)"),
+                  "%s", v.out);
+    /* the same from stdin, with a budget below its peak */
+    run(&r, (const char *[]){"plan", "--length", "30", "--memory", "8",
+                             "--actions", "--format", "json", NULL});
+    write_path(path, r.out, strlen(r.out));
+    result s;
+    run_in(&s, dir, NULL, (const char *[]){"validate", "plan.json",
+                                           "--memory", "5", NULL});
+    ck_assert_int_eq(s.status, 1);
+    ck_assert_ptr_nonnull(strstr(s.out, "exceed the budget"));
+    static const struct {
+        const char *text, *says;
+    } bad[] = {
+        {"", "not JSON"},
+        {"{\"schedule\":[", "not JSON"},
+        {"[{\"op\":\"jump\",\"step\":1}]", "unknown op 'jump'"},
+        {"[{\"op\":\"advance\",\"step\":-1}]", "not a whole number"},
+        {"[{\"op\":\"advance\",\"step\":1.5}]", "not a whole number"},
+        {"[{\"step\":1}]", "no op"},
+        {"{\"length\":3}", "no actions"},
+        {"{\"length\":2,\"schedule\":[{\"op\":\"advance\",\"step\":3}]}",
+         "beyond the length"},
+        {"{\"alpha\":0.5,\"schedule\":[]}", "not a state size"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_path(path, bad[i].text, strlen(bad[i].text));
+        run(&v, (const char *[]){"validate", path, NULL});
+        ck_assert_msg(v.status == 2, "case %zu: exit %d", i, v.status);
+        ck_assert_msg(strstr(v.err, bad[i].says), "case %zu: %s", i, v.err);
+        ck_assert_int_eq(own_lines(v.err), 1);
+        ck_assert_str_eq(v.out, "");
+    }
+    run(&v, (const char *[]){"validate", NULL});
+    ck_assert_int_eq(v.status, 2);
+    run(&v, (const char *[]){"validate", "/nonexistent/plan.json", NULL});
+    ck_assert_int_eq(v.status, 2);
+    ck_assert_ptr_nonnull(strstr(v.err, "cannot read"));
+    remove_scratch(dir);
+}
+END_TEST
+
 static const char *const timing_fields[] = {
     "seconds_per_iter", "seconds_first_iter", "seconds_min", "seconds_max",
     "seconds_trend", "cpu_share_median", "cpu_share_min", "steal_seconds",
@@ -2174,6 +2266,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_json_fields);
     tcase_add_test(tc, test_optimal_beats_paper);
     tcase_add_test(tc, test_plan_sizes_and_strategies);
+    tcase_add_test(tc, test_validate);
     tcase_add_test(tc, test_budget_list_and_percent);
     tcase_add_test(tc, test_curve);
     tcase_add_test(tc, test_actions);

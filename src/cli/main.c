@@ -20,6 +20,7 @@ static void usage(FILE *f)
           "  plan   plan one training iteration under a memory budget\n"
           "  run    train a recurrent network under a plan and measure it\n"
           "  sweep  plan or run every point of a grid, resumably, into a file\n"
+          "  validate  check a plan given as JSON actions and count it\n"
           "\n"
           "  bptt COMMAND --help   options of a command\n"
           "  bptt --version        version and git revision\n",
@@ -82,6 +83,8 @@ int main(int argc, char **argv)
         return finish(cmd, cli_run(argc - 1, argv + 1));
     if (strcmp(cmd, "sweep") == 0)
         return finish(cmd, cli_sweep(argc - 1, argv + 1));
+    if (strcmp(cmd, "validate") == 0)
+        return finish(cmd, cli_validate(argc - 1, argv + 1));
     return cli_error(EXIT_USAGE, "", "unknown command '%s' (try: bptt plan, "
                      "bptt --help)", cmd);
 }

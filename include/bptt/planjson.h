@@ -1,0 +1,40 @@
+/* planjson.h: a plan given as JSON actions, from bptt or any other
+ * library, read into a bptt_plan for the validator (`bptt validate`).
+ *
+ * The JSON is either an array of actions, [{"op":"advance","step":1},
+ * ...], or an object holding one as "schedule" with, optionally, "length",
+ * "alpha" (a state's size in slots: 4, 3.5) and "memory" (the budget in
+ * slots): what `bptt plan --actions --format json` prints.  Ops are the
+ * names of bptt_op_name (advance, save_hidden, save_internal,
+ * restore_hidden, restore_internal, backward, free_hidden, free_internal);
+ * steps are whole numbers from 0 to 4294967295.
+ *
+ * Library code: no output; what is wrong comes back as one sentence.
+ */
+#ifndef BPTT_PLANJSON_H
+#define BPTT_PLANJSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bptt.h"
+
+/* What the caller sets, over what the JSON says. */
+typedef struct {
+    size_t length;     /* 0: the JSON's "length", else the largest step */
+    const char *alpha; /* NULL: the JSON's "alpha", else 1 */
+    int64_t memory;    /* the budget in slots; < 0: the JSON's "memory",
+                          else no limit (BPTT_PLAN_NO_LIMIT slots) */
+} bptt_plan_json_given;
+
+#define BPTT_PLAN_NO_LIMIT (INT64_MAX / 1048576)
+
+/* Reads text[0..len) into *out (in units of bptt_units_from_alpha; free it
+ * with bptt_plan_free): BPTT_OK; BPTT_EINVAL with one sentence in why[cap]
+ * (not JSON, no actions, an unknown op, a step that is not a whole number,
+ * a length, alpha or memory out of range); BPTT_ENOMEM. */
+int bptt_plan_from_json(const char *text, size_t len,
+                        const bptt_plan_json_given *given, bptt_plan **out,
+                        char *why, size_t cap);
+
+#endif

@@ -248,8 +248,11 @@ int bptt_table_plan(const bptt_table *table, int64_t m, bptt_plan **out,
  * bptt_units_from_bytes's quantum; free it with bptt_plan_free) and *stats
  * the validator's counts.  BPTT_EINFEASIBLE: the budget is below the
  * smallest feasible one, whose bytes *min_budget_bytes (may be NULL) then
- * holds.  BPTT_EINVAL: an unknown strategy or bad sizes.  opts (may be
- * NULL) sets Chen's segment and the threads; its min_budget is ignored. */
+ * holds.  BPTT_ETOOBIG: the table or the plan would take more than half
+ * of physical memory, refused before it is made; stats->forward_ops then
+ * holds the plan's cost when it was the plan (0: the table).
+ * BPTT_EINVAL: an unknown strategy or bad sizes.  opts (may be NULL) sets
+ * Chen's segment and the threads; its min_budget is ignored. */
 int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
                    int64_t internal_bytes, int64_t budget_bytes,
                    const bptt_table_options *opts, bptt_plan **out,

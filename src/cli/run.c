@@ -718,21 +718,6 @@ int cli_run(int argc, char **argv)
     bptt_units u;
     bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb);
     const int64_t budget_units = budget_bytes / u.quantum;
-    /* a budget below the smallest feasible one is refused before any
-     * table is built */
-    const int64_t min_units = bptt_strategy_min_budget(
-        a.strategy, T, u.hidden_units, u.internal_units, NULL);
-    if (budget_units < min_units) {
-        const int64_t min_bytes = min_units * u.quantum;
-        return cli_error(EXIT_INFEASIBLE, CMD,
-                         "budget %" PRId64 " bytes (%s) is infeasible for %s "
-                         "at length %zu; the smallest feasible budget is "
-                         "%" PRId64 " bytes (%.4g%% of full BPTT's %.0f)",
-                         budget_bytes, a.memory, a.strategy->name, T,
-                         min_bytes, 100.0 * (double)min_bytes / full_ckpt,
-                         full_ckpt);
-    }
-
     int threads = (int)a.threads;
 #ifdef _OPENMP
     if (threads > 0)
@@ -742,45 +727,45 @@ int cli_run(int argc, char **argv)
     threads = 1;
 #endif
     openblas_set_num_threads(threads);
-    /* plan once: the table and the plan are checked against memory before
-     * they are made */
-    bptt_table *tb = NULL;
+    /* plan once (bptt_plan_make): an infeasible budget is refused before
+     * any table is built, a table or plan past half of memory before it
+     * is made */
     bptt_plan *plan = NULL;
-    bptt_table_options topts = {.threads = threads,
-                                .min_budget = budget_units};
-    rc = bptt_table_alloc(&tb, a.strategy, T, u.hidden_units,
-                          u.internal_units, budget_units, &topts);
-    if (rc != BPTT_OK) {
+    bptt_plan_stats ps;
+    int64_t min_bytes;
+    const bptt_table_options topts = {.threads = threads};
+    rc = bptt_plan_make(a.strategy->name, T, (int64_t)hb, (int64_t)sb,
+                        budget_bytes, &topts, &plan, &ps, &min_bytes);
+    if (rc == BPTT_EINFEASIBLE)
+        return cli_error(EXIT_INFEASIBLE, CMD,
+                         "budget %" PRId64 " bytes (%s) is infeasible for %s "
+                         "at length %zu; the smallest feasible budget is "
+                         "%" PRId64 " bytes (%.4g%% of full BPTT's %.0f)",
+                         budget_bytes, a.memory, a.strategy->name, T,
+                         min_bytes, 100.0 * (double)min_bytes / full_ckpt,
+                         full_ckpt);
+    if (rc == BPTT_ETOOBIG && ps.forward_ops > 0)
+        return cli_plan_cost_fits(CMD, a.strategy->name, T, budget_units,
+                                  ps.forward_ops);
+    if (rc == BPTT_ETOOBIG || rc == BPTT_ENOMEM) {
         char budget[96];
         snprintf(budget, sizeof budget, "a budget of %s (%" PRId64 " bytes)",
                  a.memory, budget_bytes);
         return cli_table_error(CMD, rc, a.strategy, T, u.hidden_units,
                                u.internal_units, budget_units, budget);
     }
-    if ((rc = cli_plan_fits(CMD, tb, budget_units)) != 0) {
-        bptt_table_free(tb);
-        return rc;
-    }
+    if (rc != BPTT_OK)
+        return cli_error(1, CMD, "planning failed: %s", bptt_strerror(rc));
     /* the plan is held for the whole run, beside everything else */
-    const double plan_bytes =
-        bptt_plan_bytes_bound(T, bptt_table_cost(tb, budget_units));
+    const double plan_bytes = bptt_plan_bytes_bound(T, ps.forward_ops);
     const double held = fmin((double)budget_bytes, full_ckpt + hb);
     if (z.fixed_bytes + held + plan_bytes > (double)cli_phys_bytes()) {
-        bptt_table_free(tb);
+        bptt_plan_free(plan);
         char p[32], what[96];
         snprintf(what, sizeof what, "with its plan (up to %s) this run would "
                  "hold up to", cli_bytes_text(p, sizeof p, plan_bytes));
         return too_big(what, z.fixed_bytes + held + plan_bytes,
                        "use a smaller --length");
-    }
-    rc = bptt_table_plan(tb, budget_units, &plan, NULL);
-    bptt_plan_stats ps;
-    if (rc == BPTT_OK)
-        rc = bptt_plan_validate(plan, &ps);
-    bptt_table_free(tb);
-    if (rc != BPTT_OK) {
-        bptt_plan_free(plan);
-        return cli_error(1, CMD, "planning failed: %s", bptt_strerror(rc));
     }
 
     run_result r = {0};

@@ -3,10 +3,12 @@
  * Promises: the plan returned is the strategy's optimal plan for the
  * budget, and stats are the validator's counts of it, never the planner's
  * own; an infeasible budget returns BPTT_EINFEASIBLE with the smallest
- * feasible budget in bytes, before any table is built; on any error
- * nothing is left allocated. */
+ * feasible budget in bytes, before any table is built; a table or a plan
+ * that would take more than half of physical memory is refused before it
+ * is made (BPTT_ETOOBIG); on any error nothing is left allocated. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bptt.h"
 
@@ -24,6 +26,7 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
     if (!st || !out || !stats || t < 1 || budget_bytes < 0 ||
         bptt_units_from_bytes(&u, hidden_bytes, internal_bytes) != BPTT_OK)
         return BPTT_EINVAL;
+    memset(stats, 0, sizeof *stats);
     const int64_t m = budget_bytes / u.quantum;
     bptt_table_options o = {0};
     if (opts)
@@ -44,6 +47,17 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
     int rc = bptt_table_alloc(&tb, st, t, u.hidden_units, u.internal_units,
                               m, &o);
     bptt_plan *plan = NULL;
+    /* the plan's actions, bounded by its cost, must fit in half of
+     * physical memory before they are made */
+    const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (rc == BPTT_OK && pages > 0 && psize > 0) {
+        const int64_t c = bptt_table_cost(tb, m);
+        if (c > 0 && bptt_plan_bytes_bound(t, c) >
+                         (double)pages * (double)psize / 2) {
+            stats->forward_ops = c;
+            rc = BPTT_ETOOBIG;
+        }
+    }
     if (rc == BPTT_OK)
         rc = bptt_table_plan(tb, m, &plan, NULL);
     bptt_table_free(tb);

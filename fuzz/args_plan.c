@@ -1,7 +1,9 @@
-/* args_plan.c: the argument parser of `bptt plan` for fuzz_args.c.  It
- * includes src/cli/plan.c whole, to reach its static parse_args: what is
- * fuzzed is the code the command runs, with no entry point added for it. */
-#include "cli/plan.c"
+/* args_plan.c: the argument parser of `bptt plan` for fuzz_args.c,
+ * through the command's own entry point (src/cli/plan.h): what is fuzzed
+ * is the code the command runs. */
+#include <string.h>
+
+#include "cli/plan.h"
 
 #include "fuzz.h"
 
@@ -9,26 +11,29 @@ int fuzz_plan_args(int argc, char **argv)
 {
     plan_args a;
     int help;
-    const int rc = parse_args(argc, argv, &a, &help);
+    const int rc = plan_parse_args(argc, argv, &a, &help);
     if (help)
         return 0;
     FUZZ_CHECK(rc == 0 || rc == EXIT_USAGE);
     if (rc)
         return rc;
     /* what a successful parse promises */
-    FUZZ_CHECK(a.strategy != NULL);
+    FUZZ_CHECK(a.n_strategies >= 1 && a.n_strategies <= MAX_STRATEGIES);
+    for (int k = 0; k < a.n_strategies; k++)
+        FUZZ_CHECK(a.strategies[k] != NULL);
     FUZZ_CHECK(a.length >= 1 && a.length <= INT32_MAX - 1);
-    FUZZ_CHECK(a.alpha >= 1 && a.alpha <= 1000000);
+    FUZZ_CHECK(a.h >= 1 && a.s >= a.h);
+    FUZZ_CHECK(a.cell || (a.s / a.h <= BPTT_ALPHA_MAX && !a.quantum));
     FUZZ_CHECK(a.n_budgets >= 1 && a.n_budgets <= MAX_BUDGETS);
     FUZZ_CHECK(!(a.actions && a.curve));
     FUZZ_CHECK(!((a.actions || a.curve) && a.n_budgets > 1));
     int64_t top = 0;
-    const int64_t full = bptt_full_peak((size_t)a.length, 1, a.alpha);
+    const int64_t full = bptt_full_peak((size_t)a.length, a.h, a.s);
     for (int i = 0; i < a.n_budgets; i++) {
         FUZZ_CHECK(a.budget[i] >= 0 && a.budget[i] <= INT64_MAX / 4);
         if (a.budget[i] > top)
             top = a.budget[i];
-        /* a whole percentage P% is floor(full * P / 100) slots, exactly */
+        /* a whole percentage P% is floor(full * P / 100) units, exactly */
         const char *b = a.budget_text[i];
         const size_t n = strlen(b);
         if (n > 1 && b[n - 1] == '%' && strspn(b, "0123456789") == n - 1) {

@@ -1,8 +1,8 @@
-/* args_run.c: the argument parser of `bptt run` for fuzz_args.c.  It
- * includes src/cli/run.c whole, to reach its static parse_args and
- * parse_memory: what is fuzzed is the code the command runs.  The run
- * itself (a training) is not. */
-#include "cli/run.c"
+/* args_run.c: the argument parser of `bptt run` for fuzz_args.c, through
+ * the command's own entry points (src/cli/run.h): what is fuzzed is the
+ * code the command runs.  The run itself (a training) is not. */
+#include "cli/run.h"
+#include "model.h"
 
 #include "fuzz.h"
 
@@ -10,7 +10,7 @@ int fuzz_run_args(int argc, char **argv)
 {
     run_args a;
     int help;
-    const int rc = parse_args(argc, argv, &a, &help);
+    const int rc = run_parse_args(argc, argv, &a, &help);
     if (help)
         return 0;
     FUZZ_CHECK(rc == 0 || rc == EXIT_USAGE);
@@ -33,7 +33,7 @@ int fuzz_run_args(int argc, char **argv)
                                        {(int64_t)1 << 60, (int64_t)1 << 40}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         int64_t bytes = -1;
-        const int r = parse_memory(a.memory, sizes[i][0], sizes[i][1], &bytes);
+        const int r = run_parse_memory(a.memory, sizes[i][0], sizes[i][1], &bytes);
         FUZZ_CHECK(r == 0 || r == EXIT_USAGE);
         FUZZ_CHECK(r != 0 || (bytes >= 0 && bytes <= 4000000000000000000));
     }

@@ -4,9 +4,8 @@
  * The input is an argument vector, split at NUL and newline bytes; the
  * first argument names the subcommand (plan, run or sweep; anything else
  * is skipped), as main passes it.  Each subcommand's own parser (reached
- * through args_*.c: plan's and run's static parse_args by including
- * src/cli/plan.c and run.c whole, sweep's through src/cli/sweep.h) parses
- * it, and what a successful parse promises is checked (see
+ * through args_*.c and the commands' headers src/cli/plan.h, run.h and
+ * sweep.h) parses it, and what a successful parse promises is checked (see
  * args_*.c).  The work itself is not run, except where it is small enough
  * to be sound in a fuzzer: `bptt plan` whole when the length and budgets
  * are small, a sweep's checks of its plan budgets (before any work) and

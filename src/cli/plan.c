@@ -21,9 +21,9 @@
 #include "cell.h"
 #include "cli.h"
 #include "model.h"
+#include "plan.h"
 
 #define CMD "plan"
-#define MAX_BUDGETS 64
 #define MAX_CURVE 10000000 /* lines of --curve */
 
 static void plan_usage(FILE *f)
@@ -63,28 +63,7 @@ static void plan_usage(FILE *f)
         "one (the message names it)\n");
 }
 
-#define MAX_STRATEGIES 16
 
-typedef struct {
-    const bptt_strategy *strategy; /* the one being planned */
-    const bptt_strategy *strategies[MAX_STRATEGIES];
-    int n_strategies;
-    int64_t length, segment, threads;
-    const char *alpha_text;
-    int64_t h, s, quantum; /* units of a hidden and an internal state, and
-                              bytes per unit (--cell; else 0) */
-    const bptt_cell_type *cell; /* --cell: sizes of a network */
-    int64_t hidden, batch, layers;
-    const char *sized;          /* the first of --hidden, --batch, --layers
-                                   given, or NULL */
-    int alpha_given;
-    int n_budgets;
-    const char *budget_text[MAX_BUDGETS];
-    int64_t budget[MAX_BUDGETS];
-    enum output_format format;
-    int actions, curve;
-    int64_t fail_alloc; /* test hook: the planner allocation to fail */
-} plan_args;
 
 /* Splits a comma list in place; an empty item ("", "5,", "5,,6") is an
  * error. */
@@ -187,7 +166,7 @@ static int budget_units(const plan_args *a, const char *text, int64_t full,
     return cli_parse_budget(CMD, text, full, out); /* a share of full */
 }
 
-static int parse_args(int argc, char **argv, plan_args *a, int *help)
+int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
 {
     static const struct option opts[] = {
         {"strategy", required_argument, NULL, 's'},
@@ -757,7 +736,7 @@ int cli_plan(int argc, char **argv)
 {
     plan_args a;
     int help;
-    int rc = parse_args(argc, argv, &a, &help);
+    int rc = plan_parse_args(argc, argv, &a, &help);
     if (help) {
         plan_usage(stdout);
         return 0;

@@ -61,6 +61,7 @@
 #include "model.h"
 #include "npy.h"
 #include "session.h"
+#include "run.h"
 #include "dump.h"
 #include "fields.h"
 
@@ -122,19 +123,7 @@ static void run_usage(FILE *f)
         "stopped by SIGTERM\n");
 }
 
-typedef struct {
-    const bptt_cell_type *cell;
-    const bptt_strategy *strategy;
-    int64_t layers, input, hidden, batch, length, iters, seed, threads;
-    const char *memory;
-    const char *task;
-    const char *optimizer;
-    double lr;
-    enum output_format format;
-    const char *dump_dir;
-    const char *trace;
-    int64_t fail_alloc; /* test hook: the tracked allocation to fail */
-} run_args;
+
 
 static int parse_real(const char *opt, const char *text, double lo,
                       double hi, double *out)
@@ -151,7 +140,7 @@ static int parse_real(const char *opt, const char *text, double lo,
     return 0;
 }
 
-static int parse_args(int argc, char **argv, run_args *a, int *help)
+int run_parse_args(int argc, char **argv, run_args *a, int *help)
 {
     static const struct option opts[] = {
         {"cell", required_argument, NULL, 'c'},
@@ -300,8 +289,8 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
 
 /* "64MiB", "512KiB", "3GB", "100000B", "5%", "200slots" -> bytes
  * (budget.h) */
-static int parse_memory(const char *text, int64_t full_bytes,
-                        int64_t hidden_bytes, int64_t *out)
+int run_parse_memory(const char *text, int64_t full_bytes,
+                     int64_t hidden_bytes, int64_t *out)
 {
     bptt_budget b;
     int rc = bptt_budget_parse(text, &b);
@@ -475,7 +464,7 @@ static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
         return too_big("these sizes need at least",
                        z->fixed_bytes + z->hidden_bytes,
                        "use smaller --hidden, --batch, --length or --layers");
-    if ((rc = parse_memory(a->memory, (int64_t)z->full_checkpoint_bytes,
+    if ((rc = run_parse_memory(a->memory, (int64_t)z->full_checkpoint_bytes,
                            (int64_t)z->hidden_bytes, budget_bytes)) != 0)
         return rc;
     /* A budget above full BPTT's needs is fine as given (the plan holds no
@@ -699,7 +688,7 @@ int cli_run(int argc, char **argv)
 {
     run_args a;
     int help;
-    int rc = parse_args(argc, argv, &a, &help);
+    int rc = run_parse_args(argc, argv, &a, &help);
     if (help) {
         run_usage(stdout);
         return 0;

@@ -17,6 +17,7 @@
  * BLAS, so Check forks it freely. */
 #define _XOPEN_SOURCE 700 /* POSIX 2008 and the pseudo-terminals */
 #include <check.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
@@ -1242,6 +1243,38 @@ START_TEST(test_help_and_version)
 }
 END_TEST
 
+/* Usage lines name every option: each --option the help text describes
+ * appears in the usage block (the lines before the first blank line). */
+START_TEST(test_usage_names_every_option)
+{
+    static const char *const cmds[] = {"plan", "run", "validate"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        result r;
+        run(&r, (const char *[]){cmds[i], "--help", NULL});
+        ck_assert_int_eq(r.status, 0);
+        const char *body = strstr(r.out, "\n\n");
+        ck_assert_ptr_nonnull(body);
+        const size_t usage_len = (size_t)(body - r.out);
+        int options = 0;
+        for (const char *p = body; (p = strstr(p, "\n  --")) != NULL;) {
+            p += 3;
+            const size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz-");
+            char opt[64];
+            snprintf(opt, sizeof opt, "%.*s", (int)n, p);
+            int found = 0;
+            for (const char *u = r.out; u < r.out + usage_len; u++)
+                if (strncmp(u, opt, n) == 0 && !isalpha((unsigned char)u[n]) &&
+                    u[n] != '-')
+                    found = 1;
+            ck_assert_msg(found, "bptt %s: %s is not in the usage lines",
+                          cmds[i], opt);
+            options++;
+        }
+        ck_assert_int_ge(options, 4);
+    }
+}
+END_TEST
+
 START_TEST(test_json_fields)
 {
     result r;
@@ -2263,6 +2296,7 @@ static Suite *cli_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("outputs");
     tcase_add_test(tc, test_help_and_version);
+    tcase_add_test(tc, test_usage_names_every_option);
     tcase_add_test(tc, test_json_fields);
     tcase_add_test(tc, test_optimal_beats_paper);
     tcase_add_test(tc, test_plan_sizes_and_strategies);

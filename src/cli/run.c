@@ -77,7 +77,7 @@ static void run_usage(FILE *f)
         "                [--iters N] [--seed S] [--threads K]\n"
         "                [--task copy|adding|text:FILE] [--optimizer sgd|adam]\n"
         "                [--lr R] [--format text|json|csv] [--trace FILE]\n"
-        "                [--dump-grads DIR]\n"
+        "                [--dump-grads DIR] [--help] [--version]\n"
         "\n"
         "Trains a recurrent network for N iterations of T steps, each planned\n"
         "once under the memory budget and executed by the plan, and reports\n"

@@ -707,10 +707,10 @@ static const bad_case bad_cases[] = {
     SWR(2, "needs a value", "--task"),
     SWR(2, "unknown task ''", "--task", ""),
     SWR(2, "unknown task", "--task", "bogus"),
-    SWR(2, "cannot read the text file", "--task", "text:/nonexistent"),
-    SWR(2, "cannot read the text file", "--task", "text:"),
-    SWR(2, "is not a text file", "--task", "text:adir"),
-    SWR(2, "is not a text file", "--task", "text:/dev/zero"),
+    SWR(2, "cannot read '/nonexistent'", "--task", "text:/nonexistent"),
+    SWR(2, "names no file", "--task", "text:"),
+    SWR(2, "'adir' is a directory", "--task", "text:adir"),
+    SWR(2, "is not a regular file or a pipe", "--task", "text:/dev/zero"),
     SWR(2, "is empty", "--task", "text:empty.txt"),
     /* --optimizer */
     SWR(2, "needs a value", "--optimizer"),
@@ -771,7 +771,7 @@ static const bad_case bad_cases[] = {
           "badseed.conf"),
     SWEEP(2, "iters: '0' is not a whole number", "--out", "x", "--config",
           "baditers.conf"),
-    SWEEP(2, "'adir' is not a text file", "--out", "x", "--config",
+    SWEEP(2, "'adir' is a directory", "--out", "x", "--config",
           "badtask.conf"),
     SWEEP(2, "unknown optimizer 'rmsprop'", "--out", "x", "--config",
           "badopt.conf"),
@@ -1247,7 +1247,7 @@ END_TEST
  * appears in the usage block (the lines before the first blank line). */
 START_TEST(test_usage_names_every_option)
 {
-    static const char *const cmds[] = {"plan", "run", "validate"};
+    static const char *const cmds[] = {"plan", "run", "validate", "sweep"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         result r;
         run(&r, (const char *[]){cmds[i], "--help", NULL});

@@ -525,6 +525,8 @@ static Suite *io_suite(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         TCase *tc = tcase_create(cases[i].name);
+        tcase_set_timeout(tc, 60); /* under the sanitizers, on a busy
+                                      machine */
         for (size_t j = 0; j < 4 && cases[i].tests[j]; j++)
             tcase_add_test(tc, cases[i].tests[j]);
         suite_add_tcase(s, tc);

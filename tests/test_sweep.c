@@ -360,7 +360,7 @@ static const bad_case bad_cases[] = {
      2, "unknown optimizer"},
     {{"--mode", "run", "--length", "10", "--task", "text:/nonexistent",
       "--out", "x", NULL},
-     2, "cannot read the text file"},
+     2, "cannot read '/nonexistent'"},
     {{"--length", "10", "--list", "--merge", NULL}, 2, "exclude each other"},
     {{"--length", "10", "--out", "x", "--only", "1", NULL}, 2,
      "not in the grid"},

@@ -50,10 +50,15 @@
 static void sweep_usage(FILE *f)
 {
     cli_usage(f,
-        "usage: bptt sweep --length LIST [GRID OPTIONS] --out FILE\n"
-        "                  [--mode plan|run] [--format jsonl|csv] [--config FILE]\n"
+        "usage: bptt sweep --length LIST --out FILE [--mode plan|run]\n"
+        "                  [--strategy LIST] [--cell LIST] [--layers LIST]\n"
+        "                  [--input LIST] [--hidden LIST] [--batch LIST]\n"
+        "                  [--alpha LIST] [--memory LIST] [--threads LIST]\n"
+        "                  [--seed LIST] [--iters N] [--task T] [--optimizer O]\n"
+        "                  [--lr R] [--format jsonl|csv] [--config FILE]\n"
         "                  [--force] [--infeasible error|record]\n"
         "                  [--list | --jobs JOBFILE | --only K | --merge]\n"
+        "                  [--help] [--version]\n"
         "\n"
         "Plans (--mode plan, the default) or runs (--mode run) every point of a\n"
         "grid and writes one record per point, in grid order, to FILE, after a\n"
@@ -153,7 +158,7 @@ static int read_config(sweep *s, const char *path, const int *from_cli)
 int sweep_parse_args(int argc, char **argv, sweep *s, int *help)
 {
     enum { O_CONFIG = 256, O_JOBS, O_ONLY, O_MERGE, O_FORCE, O_LIST };
-    static struct option opts[BPTT_GRID_KEYS + 7];
+    static struct option opts[BPTT_GRID_KEYS + 8]; /* and the zero entry */
     static const struct option extra[] = {
         {"config", required_argument, NULL, O_CONFIG},
         {"jobs", required_argument, NULL, O_JOBS},

@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bptt.h"
 #include "budget.h"
 #include "cell.h"
+#include "data.h"
 #include "grid.h"
 #include "json.h"
 #include "meta.h"
@@ -459,25 +459,16 @@ static int parse_real(const char *label, const char *text, double lo,
 
 /* ---- the grid ----------------------------------------------------------- */
 
+/* The task, by the task's own rules (data.h), at the shortest length any
+ * sequence can have (the lengths of the grid are checked by each run). */
 static int check_task(const bptt_grid *g, bptt_strbuf *err)
 {
     const char *t = g->text[BPTT_GK_TASK], *label = g->label[BPTT_GK_TASK];
-    if (strncmp(t, "text:", 5) == 0) {
-        struct stat sb;
-        if (access(t + 5, R_OK) != 0 || stat(t + 5, &sb) != 0)
-            return fail(err, "%s: cannot read the text file '%s' (%s)",
-                        label, t + 5, strerror(errno));
-        if (S_ISDIR(sb.st_mode) ||
-            (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode)))
-            return fail(err, "%s: '%s' is not a text file (give a regular "
-                        "file)", label, t + 5);
-        if (S_ISREG(sb.st_mode) && sb.st_size == 0)
-            return fail(err, "%s: the text file '%s' is empty", label, t + 5);
-        return BPTT_OK;
-    }
-    if (strcmp(t, "copy") != 0 && strcmp(t, "adding") != 0)
-        return fail(err, "%s: unknown task '%s' (use copy, adding or "
-                    "text:FILE)", label, t);
+    size_t X, V;
+    double bytes;
+    char why[4200];
+    if (bptt_task_check(t, 1, 0, &X, &V, &bytes, why, sizeof why) != BPTT_OK)
+        return fail(err, "%s: %s", label, why);
     return BPTT_OK;
 }
 

@@ -109,9 +109,9 @@ int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
                 bptt_plan **plan, bptt_plan_stats *st, double *plan_seconds);
 
 /* Whether the plan of tb at budget m (feasible) fits in memory before it
- * is made (bptt_plan_bytes_bound).  0, or the error (the bytes it would need and
- * the machine's memory) and EXIT_USAGE when that is more than half of
- * physical memory. */
+ * is made (bptt_plan_bytes_bound): 0, or the error (the bytes it would
+ * need and the machine's memory) and EXIT_USAGE when that is more than
+ * half of physical memory. */
 int cli_plan_fits(const char *cmd, const bptt_table *tb, int64_t m);
 /* The same for the plan of strategy `name`, length t, budget m and a cost
  * of c forward ops known without a table. */

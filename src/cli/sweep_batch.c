@@ -55,8 +55,9 @@ int sweep_only(const sweep *s)
 {
     const size_t k = (size_t)s->only;
     if (s->only < 0 || k >= s->g.n_points)
-        return cli_error(EXIT_USAGE, CMD, "--only: point %" PRId64 " is not in "
-                         "the grid (give 0 to %zu)", s->only, s->g.n_points - 1);
+        return cli_error(EXIT_USAGE, CMD, "--only: point %" PRId64 " is not "
+                         "in the grid (give 0 to %zu)", s->only,
+                         s->g.n_points - 1);
     char *dir = sweep_cat(s->out, ".parts");
     char *path = part_path(s, k);
     int rc = 0;
@@ -120,7 +121,8 @@ int sweep_merge(const sweep *s)
             if (n_missing == 0)
                 first_missing = k;
             if (n_missing < 20)
-                bptt_strbuf_printf(&missing, "%s%zu", n_missing ? ", " : "", k);
+                bptt_strbuf_printf(&missing, "%s%zu", n_missing ? ", " : "",
+                                   k);
             else if (n_missing == 20)
                 bptt_strbuf_puts(&missing, ", ...");
             n_missing++;
@@ -192,7 +194,8 @@ int sweep_jobs(const sweep *s)
     shell_word(&base, cwd);
     bptt_strbuf_puts(&base, " && ");
     shell_word(&base, exe);
-    bptt_strbuf_printf(&base, " sweep --mode %s", bptt_grid_mode_name(s->g.mode));
+    const char *mode = bptt_grid_mode_name(s->g.mode);
+    bptt_strbuf_printf(&base, " sweep --mode %s", mode);
     for (int k = 0; k < BPTT_GRID_KEYS; k++) {
         if (!s->g.text[k] || k == BPTT_GK_MODE || k == BPTT_GK_OUT ||
             k == BPTT_GK_FORMAT || k == BPTT_GK_INFEASIBLE)
@@ -208,13 +211,14 @@ int sweep_jobs(const sweep *s)
     shell_word(&base, s->out);
 
     bptt_strbuf b = {0};
-    bptt_strbuf_printf(&b, "# bptt sweep job list: %zu points of grid %s (%s mode).\n"
+    bptt_strbuf_printf(&b, "# bptt sweep job list: %zu points of grid %s "
+              "(%s mode).\n"
               "# Run every line below that does not start with #, in any "
               "order, on any machine\n# that sees this directory; each "
               "writes %s.parts/K.jsonl. Then run the merge\n# command, "
               "which writes %s. scripts/sweep-parallel and "
               "scripts/slurm-sweep do both.\n# merge: %s --merge\n",
-              s->g.n_points, s->g.hash, bptt_grid_mode_name(s->g.mode), s->out, s->out,
+              s->g.n_points, s->g.hash, mode, s->out, s->out,
               base.p);
     for (size_t k = 0; k < s->g.n_points; k++)
         bptt_strbuf_printf(&b, "%s --only %zu\n", base.p, k);

@@ -78,7 +78,8 @@ void sweep_catch_signals(void)
  * called from the command's code, never from a worker thread), which ends
  * only when the process does.
  * Elsewhere a child may outlive a sweep killed by SIGKILL. */
-static int spawn(char *const *argv, bptt_strbuf *out, bptt_strbuf *err, int *status)
+static int spawn(char *const *argv, bptt_strbuf *out, bptt_strbuf *err,
+                 int *status)
 {
     int po[2], pe[2];
     if (pipe(po) != 0)
@@ -190,13 +191,15 @@ static int compute_run(const sweep *s, const size_t *todo, size_t n,
         char opt[BPTT_GRID_AXES + 8][24];
         for (int k = 0; k < BPTT_GRID_AXES; k++)
             if (s->g.applies[k] && s->g.ax[k].n) {
-                snprintf(opt[k], sizeof opt[k], "--%s", bptt_grid_keys[k].name);
+                snprintf(opt[k], sizeof opt[k], "--%s",
+                         bptt_grid_keys[k].name);
                 argv[c++] = opt[k];
                 argv[c++] = (char *)bptt_grid_value(&s->g, idx, k);
             }
         for (int k = BPTT_GK_ITERS; k <= BPTT_GK_LR; k++)
             if (s->g.text[k]) {
-                snprintf(opt[BPTT_GRID_AXES + k - BPTT_GK_ITERS], sizeof opt[0], "--%s",
+                snprintf(opt[BPTT_GRID_AXES + k - BPTT_GK_ITERS],
+                         sizeof opt[0], "--%s",
                          bptt_grid_keys[k].name);
                 argv[c++] = opt[BPTT_GRID_AXES + k - BPTT_GK_ITERS];
                 argv[c++] = s->g.text[k];
@@ -223,8 +226,10 @@ static int compute_run(const sweep *s, const size_t *todo, size_t n,
                 free(d);
             } else {
                 bptt_strbuf b = {0};
-                bptt_strbuf_printf(&b, "{\"point\":%zu,\"memory_spec\":", todo[i]);
-                bptt_strbuf_json(&b, bptt_grid_value(&s->g, idx, BPTT_GK_MEMORY));
+                bptt_strbuf_printf(&b, "{\"point\":%zu,\"memory_spec\":",
+                                   todo[i]);
+                bptt_strbuf_json(&b, bptt_grid_value(&s->g, idx,
+                                                     BPTT_GK_MEMORY));
                 bptt_strbuf_puts(&b, ",");
                 bptt_strbuf_add(&b, out.p + 1, out.n - 1);
                 line = sweep_take(&b);
@@ -233,7 +238,8 @@ static int compute_run(const sweep *s, const size_t *todo, size_t n,
                    WEXITSTATUS(status) == EXIT_INFEASIBLE &&
                    s->g.record_infeasible) {
             bptt_strbuf b = {0};
-            bptt_strbuf_printf(&b, "{\"point\":%zu,\"memory_spec\":", todo[i]);
+            bptt_strbuf_printf(&b, "{\"point\":%zu,\"memory_spec\":",
+                               todo[i]);
             bptt_strbuf_json(&b, bptt_grid_value(&s->g, idx, BPTT_GK_MEMORY));
             for (int k = 0; k < BPTT_GRID_AXES; k++)
                 if (s->g.applies[k] && s->g.ax[k].n && k != BPTT_GK_MEMORY) {

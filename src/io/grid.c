@@ -407,9 +407,9 @@ static int parse_item(const bptt_grid *g, int k, const char *whole,
     const char *u0, *u1;
     if (budget_number(part[0], n0, sizeof n0, &u0) != 0 ||
         budget_number(part[1], n1, sizeof n1, &u1) != 0 || strcmp(u0, u1))
-        return fail(err, "%s: range '%s' needs whole-number ends with one unit "
-                    "(e.g. 5%%:50%%:5, 100:1000:100 or 1MiB:64MiB:*2)", label,
-                    whole);
+        return fail(err, "%s: range '%s' needs whole-number ends with one "
+                    "unit (e.g. 5%%:50%%:5, 100:1000:100 or 1MiB:64MiB:*2)",
+                    label, whole);
     char *p2[3] = {n0, n1, np == 3 ? part[2] : NULL};
     const size_t first = v->n;
     int rc = expand_range(label, whole, p2, np, u0, 0, BPTT_BUDGET_MAX_SLOTS,

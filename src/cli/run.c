@@ -322,7 +322,7 @@ typedef struct {
     bptt_mem_stats mem;
     size_t classes, input;
     double seconds_first, loss_first, loss_last, grad_norm;
-    live_summary time; /* over the timed iterations */
+    bptt_timing time; /* over the timed iterations */
     int64_t rss_peak_bytes;
     size_t wpack_bytes, wgrad_bytes; /* parts of the working memory */
     int threads;
@@ -489,8 +489,8 @@ typedef struct {
     bptt_plan *plan;
     bptt_mem *mem;
     bptt_session *session;
-    live_sample *samples; /* one per iteration */
-    live_trace trace;
+    bptt_sample *samples; /* one per iteration */
+    bptt_trace trace;
     live_progress progress;
     int64_t done; /* iterations completed */
 } run_state;
@@ -503,7 +503,7 @@ static const char *kept_text(run_state *s, char *buf, size_t cap)
     live_progress_clear(&s->progress);
     live_signals_restore();
     const int64_t rows = s->trace.rows;
-    if (!a->trace || !live_trace_close(&s->trace, a->trace, 1))
+    if (!a->trace || !bptt_trace_close(&s->trace, a->trace, 1))
         snprintf(buf, cap, "nothing was written");
     else
         snprintf(buf, cap, "kept: the trace of %" PRId64 " iteration%s in "
@@ -554,12 +554,12 @@ static int iterate(run_state *s, int64_t it)
     const run_args *a = s->a;
     run_result *r = s->r;
     bptt_session_fault f;
-    live_clock c0, c1;
-    live_clock_start(&c0);
+    bptt_clock c0, c1;
+    bptt_clock_start(&c0);
     int rc = bptt_session_gradients(s->session, s->plan, (size_t)it, &r->ex,
                                     &f);
-    live_clock_stop(&c1);
-    live_sample_between(&c0, &c1, &s->samples[it]);
+    bptt_clock_stop(&c1);
+    bptt_sample_between(&c0, &c1, &s->samples[it]);
     if (rc == BPTT_ENONFINITE)
         return diverged(s, it, &f);
     if (rc != BPTT_OK)
@@ -579,7 +579,7 @@ static int iterate(run_state *s, int64_t it)
     if (bptt_session_update(s->session, &f) != BPTT_OK)
         return diverged(s, it, &f);
     if (a->trace) {
-        const int err = live_trace_row(&s->trace, it + 1, r->ex.loss,
+        const int err = bptt_trace_row(&s->trace, it + 1, r->ex.loss,
                                        r->grad_norm, &s->samples[it]);
         if (err)
             return stopped(s, 1, "--trace %s: %s after iteration %" PRId64
@@ -614,7 +614,7 @@ static int iterate_all(run_state *s)
     s->trace.rows = 0;
     live_signals_catch();
     if (a->trace) {
-        const int err = live_trace_open(&s->trace, a->trace);
+        const int err = bptt_trace_open(&s->trace, a->trace);
         if (err) {
             live_signals_restore();
             return err == EEXIST
@@ -636,7 +636,7 @@ static int iterate_all(run_state *s)
     live_progress_clear(&s->progress);
     live_signals_restore();
     if (a->trace)
-        live_trace_close(&s->trace, a->trace, 1);
+        bptt_trace_close(&s->trace, a->trace, 1);
     return 0;
 }
 
@@ -646,7 +646,7 @@ static int finish(run_state *s)
     const run_args *a = s->a;
     run_result *r = s->r;
     r->seconds_first = s->samples[0].wall;
-    if (live_summarize(s->samples, (size_t)a->iters, r->threads, &r->time))
+    if (bptt_timing_summarize(s->samples, (size_t)a->iters, r->threads, &r->time))
         return cli_error(1, CMD, "out of memory at the end of the run%s",
                          a->trace ? "; the trace is whole, the result was "
                                     "not written"

@@ -13,6 +13,7 @@
 #ifndef BPTT_BUDGET_H
 #define BPTT_BUDGET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum bptt_budget_kind {
@@ -33,6 +34,11 @@ typedef struct {
 /* The largest slot count a budget may give (a bound every caller can add
  * a few of without overflow). */
 #define BPTT_BUDGET_MAX_SLOTS (INT64_MAX / 4)
+
+/* A decimal integer filling text[0..n) (an optional '-', digits; no '+',
+ * space or other byte): 0; -1 when it is not one; -2 when it is beyond
+ * int64.  The one integer reader of the command line's options too. */
+int bptt_parse_whole(const char *text, size_t n, int64_t *out);
 
 /* Parses text (the whole string) into *b: BPTT_OK; BPTT_EINVAL when it is
  * not a budget; BPTT_ETOOBIG when it is one but out of range (slots above

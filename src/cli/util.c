@@ -128,32 +128,11 @@ int cli_no_operands(const char *cmd, int argc, char **argv)
     return 0;
 }
 
-/* Parses a decimal integer filling the whole of text; 0 on success. */
-static int parse_whole(const char *text, size_t n, int64_t *out)
-{
-    if (n == 0 || n > 30)
-        return -1;
-    char buf[32];
-    memcpy(buf, text, n);
-    buf[n] = '\0';
-    if (buf[0] == '+' || buf[0] == ' ' || buf[0] == '\t')
-        return -1;
-    char *end;
-    errno = 0;
-    long long v = strtoll(buf, &end, 10);
-    if (errno == ERANGE)
-        return -2;
-    if (*end != '\0' || end == buf)
-        return -1;
-    *out = (int64_t)v;
-    return 0;
-}
-
 int cli_parse_int(const char *cmd, const char *opt, const char *text,
                   int64_t lo, int64_t hi, int64_t *out)
 {
     int64_t v;
-    int rc = parse_whole(text, strlen(text), &v);
+    int rc = bptt_parse_whole(text, strlen(text), &v);
     if (rc == 0 && v >= lo && v <= hi) {
         *out = v;
         return 0;

@@ -9,9 +9,7 @@
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* A decimal integer filling text[0..n): 0, -1 (not one) or -2 (beyond
- * int64). */
-static int whole(const char *text, size_t n, int64_t *out)
+int bptt_parse_whole(const char *text, size_t n, int64_t *out)
 {
     if (n == 0 || n > 30)
         return -1;
@@ -57,7 +55,7 @@ static int parse_percent(const char *text, size_t n, bptt_budget *b)
         return BPTT_ETOOBIG;
     b->percent = p;
     int64_t w;
-    b->percent_whole = whole(buf, n, &w) == 0 ? w : -1;
+    b->percent_whole = bptt_parse_whole(buf, n, &w) == 0 ? w : -1;
     return BPTT_OK;
 }
 
@@ -120,7 +118,7 @@ int bptt_budget_parse(const char *text, bptt_budget *b)
     }
     b->kind = BPTT_BUDGET_SLOTS;
     int64_t v;
-    const int rc = whole(text, n - k, &v);
+    const int rc = bptt_parse_whole(text, n - k, &v);
     if (rc == -2 || (rc == 0 && (v < 0 || v > BPTT_BUDGET_MAX_SLOTS)))
         return BPTT_ETOOBIG;
     if (rc != 0)

@@ -1,9 +1,10 @@
-/* run.h: `bptt run`'s arguments, parsed (src/cli/run.c), for the command
+/* run.h: `bptt run`'s arguments, parsed (src/cli/run_args.c), for the command
  * and for the fuzz target of its parser (fuzz/args_run.c). */
 #ifndef BPTT_CLI_RUN_H
 #define BPTT_CLI_RUN_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "bptt.h"
 #include "cell.h"
@@ -22,6 +23,9 @@ typedef struct {
     const char *trace;
     int64_t fail_alloc; /* test hook: the tracked allocation to fail */
 } run_args;
+
+/* The usage text (--help), onto f. */
+void run_usage(FILE *f);
 
 /* The arguments into *a, checked: 0, *help set for --help, or the
  * one-line error printed and EXIT_USAGE. */

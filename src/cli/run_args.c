@@ -1,0 +1,263 @@
+/* run_args.c: `bptt run`'s arguments: its usage text, the options parsed
+ * and checked (run.h), and --memory in bytes on the one budget parser
+ * (budget.h).  The run itself is src/cli/run.c. */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "budget.h"
+#include "cli.h"
+#include "model.h"
+#include "run.h"
+
+#define CMD "run"
+
+void run_usage(FILE *f)
+{
+    cli_usage(f,
+        "usage: bptt run --length T [--cell C] [--layers L] [--input X]\n"
+        "                [--hidden H] [--batch B] [--strategy S] [--memory M]\n"
+        "                [--iters N] [--seed S] [--threads K]\n"
+        "                [--task copy|adding|text:FILE] [--optimizer sgd|adam]\n"
+        "                [--lr R] [--format text|json|csv] [--trace FILE]\n"
+        "                [--dump-grads DIR] [--help] [--version]\n"
+        "\n"
+        "Trains a recurrent network for N iterations of T steps, each planned\n"
+        "once under the memory budget and executed by the plan, and reports\n"
+        "what happened: forward ops, checkpoint and total tracked bytes, RSS,\n"
+        "seconds per iteration (median after one warm-up), loss, and how\n"
+        "disturbed the timing was (CPU share, steal; doc/run.md).  On a\n"
+        "terminal one progress line shows iteration, loss, time left.\n"
+        "\n"
+        "  --cell C        @CELLS@ (default lstm)\n"
+        "  --layers L      stacked recurrent layers, 1..16 (default 1)\n"
+        "  --input X       input width (default: the task's; copy: 16)\n"
+        "  --hidden H      hidden width (default 128)\n"
+        "  --batch B       sequences per batch (default 32)\n"
+        "  --length T      steps per sequence\n"
+        "  --strategy S    @STRATEGIES@\n"
+        "                  (default msm)\n"
+        "  --memory M      checkpoint budget: bytes with a unit (64MiB, 512KiB,\n"
+        "                  100000B), a share of full BPTT's checkpoint bytes\n"
+        "                  (5%), or hidden-state slots (200slots); default 100%\n"
+        "  --iters N       training iterations (default 3)\n"
+        "  --seed S        seed of parameters and data (default 1)\n"
+        "  --threads K     OpenMP and OpenBLAS threads (default: all cores)\n"
+        "  --task T        copy (default), adding, or text:FILE\n"
+        "  --optimizer O   sgd (default) or adam\n"
+        "  --lr R          learning rate (default 0.1 for sgd, 0.001 for adam)\n"
+        "  --format F      text (default), json (one object) or csv\n"
+        "  --trace FILE    a new file (an existing one is refused): the csv\n"
+        "                  log of the run, one row per iteration as it ends:\n"
+        "                  iteration, loss, grad_norm, seconds, cpu_seconds,\n"
+        "                  steal_seconds; kept when the run stops early\n"
+        "  --dump-grads D  write parameters, inputs, targets and gradients of\n"
+        "                  the last iteration to directory D as .npy files\n"
+        "\n"
+        "Sizes that would not fit in this machine's memory are refused before\n"
+        "anything is allocated.  A NaN or infinity in the loss, the gradients or\n"
+        "the parameters stops the run (only the trace is kept).  SIGINT or\n"
+        "SIGTERM stops it after the current iteration (a second one at once),\n"
+        "with one line saying what was kept.\n"
+        "\n"
+        "exit status: 0 ok, 2 bad input, 3 budget below the smallest feasible\n"
+        "one (the message names it), 1 failure while running (out of memory,\n"
+        "NaN or infinity, an output not written), 130 stopped by SIGINT, 143\n"
+        "stopped by SIGTERM\n");
+}
+
+
+
+static int parse_real(const char *opt, const char *text, double lo,
+                      double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !(v >= lo) ||
+        !(v <= hi) || !(isdigit((unsigned char)text[0]) || text[0] == '.'))
+        return cli_error(EXIT_USAGE, CMD,
+                         "%s: '%s' is not a number in [%g, %g]", opt, text,
+                         lo, hi);
+    *out = v;
+    return 0;
+}
+
+int run_parse_args(int argc, char **argv, run_args *a, int *help)
+{
+    static const struct option opts[] = {
+        {"cell", required_argument, NULL, 'c'},
+        {"layers", required_argument, NULL, 'L'},
+        {"input", required_argument, NULL, 'X'},
+        {"hidden", required_argument, NULL, 'H'},
+        {"batch", required_argument, NULL, 'B'},
+        {"length", required_argument, NULL, 'T'},
+        {"strategy", required_argument, NULL, 's'},
+        {"memory", required_argument, NULL, 'm'},
+        {"iters", required_argument, NULL, 'n'},
+        {"seed", required_argument, NULL, 'S'},
+        {"threads", required_argument, NULL, 'j'},
+        {"task", required_argument, NULL, 'k'},
+        {"optimizer", required_argument, NULL, 'o'},
+        {"lr", required_argument, NULL, 'r'},
+        {"format", required_argument, NULL, 'f'},
+        {"dump-grads", required_argument, NULL, 'd'},
+        {"trace", required_argument, NULL, 'R'},
+        {"fail-alloc", required_argument, NULL, 'F'}, /* test hook */
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *seen[CLI_MAX_OPTIONS] = {NULL};
+    memset(a, 0, sizeof *a);
+    a->cell = &bptt_cell_lstm;
+    a->strategy = bptt_strategy_find("msm");
+    a->layers = 1;
+    a->hidden = 128;
+    a->batch = 32;
+    a->iters = 3;
+    a->seed = 1;
+    a->memory = "100%";
+    a->task = "copy";
+    a->optimizer = "sgd";
+    a->format = FORMAT_TEXT;
+    *help = 0;
+    opterr = 0;
+    optind = 1;
+    int c, rc = 0;
+    const int64_t big = ((int64_t)1 << 24) - 1; /* the model's limit */
+    while (rc == 0 &&
+           (c = cli_getopt(CMD, argc, argv, opts, seen, &rc)) != -1) {
+        switch (c) {
+        case CLI_OPT_ERROR:
+            break;
+        case 'c':
+            a->cell = bptt_cell_find(optarg);
+            if (!a->cell)
+                rc = cli_unknown_cell(CMD, "--cell", optarg);
+            break;
+        case 'L':
+            rc = cli_parse_int(CMD, "--layers", optarg, 1, BPTT_MAX_LAYERS,
+                               &a->layers);
+            break;
+        case 'X':
+            rc = cli_parse_int(CMD, "--input", optarg, 1, big, &a->input);
+            break;
+        case 'H':
+            rc = cli_parse_int(CMD, "--hidden", optarg, 1, big, &a->hidden);
+            break;
+        case 'B':
+            rc = cli_parse_int(CMD, "--batch", optarg, 1, big, &a->batch);
+            break;
+        case 'T':
+            rc = cli_parse_int(CMD, "--length", optarg, 1, INT32_MAX - 1,
+                               &a->length);
+            break;
+        case 's':
+            a->strategy = bptt_strategy_find(optarg);
+            if (!a->strategy)
+                rc = cli_unknown_strategy(CMD, "--strategy", optarg);
+            break;
+        case 'm':
+            a->memory = optarg;
+            break;
+        case 'n':
+            rc = cli_parse_int(CMD, "--iters", optarg, 1, 1000000, &a->iters);
+            break;
+        case 'S':
+            rc = cli_parse_int(CMD, "--seed", optarg, 0, INT64_MAX / 2,
+                               &a->seed);
+            break;
+        case 'j':
+            rc = cli_parse_int(CMD, "--threads", optarg, 1, 4096,
+                               &a->threads);
+            break;
+        case 'k':
+            a->task = optarg;
+            break;
+        case 'o':
+            a->optimizer = optarg;
+            if (strcmp(optarg, "sgd") != 0 && strcmp(optarg, "adam") != 0)
+                rc = cli_error(EXIT_USAGE, CMD,
+                               "--optimizer: unknown optimizer '%s' (use sgd "
+                               "or adam)",
+                               optarg);
+            break;
+        case 'r':
+            /* absurd rates are allowed: their divergence is caught */
+            rc = parse_real("--lr", optarg, 1e-12, 1e38, &a->lr);
+            break;
+        case 'f':
+            rc = cli_parse_format(CMD, optarg, &a->format);
+            break;
+        case 'd':
+            a->dump_dir = optarg;
+            break;
+        case 'R':
+            a->trace = optarg;
+            break;
+        case 'F':
+            rc = cli_parse_int(CMD, "--fail-alloc", optarg, 1, INT64_MAX / 2,
+                               &a->fail_alloc);
+            break;
+        case 'h':
+            *help = 1;
+            return 0;
+        default:
+            rc = cli_option_error(CMD, c, argv);
+        }
+    }
+    if (rc)
+        return rc;
+    if ((rc = cli_no_operands(CMD, argc, argv)) != 0)
+        return rc;
+    if (a->length == 0)
+        return cli_error(EXIT_USAGE, CMD, "--length is required (e.g. "
+                         "--length 1000)");
+    if (a->lr == 0)
+        a->lr = strcmp(a->optimizer, "adam") == 0 ? 1e-3 : 0.1;
+    /* the outputs, written at the end, must be writable now */
+    if (a->dump_dir &&
+        (rc = cli_check_output(CMD, "--dump-grads", a->dump_dir, 1)) != 0)
+        return rc;
+    if (a->trace && (rc = cli_check_output(CMD, "--trace", a->trace, 0)) != 0)
+        return rc;
+    struct stat sb;
+    if (a->trace && lstat(a->trace, &sb) == 0) /* a log is never replaced */
+        return cli_error(EXIT_USAGE, CMD, "--trace: '%s' exists (remove it "
+                         "or name a new file)", a->trace);
+    if (a->dump_dir && a->trace && strcmp(a->dump_dir, a->trace) == 0)
+        return cli_error(EXIT_USAGE, CMD, "--trace and --dump-grads both name "
+                         "'%s' (give them different names)", a->trace);
+    return 0;
+}
+
+/* "64MiB", "512KiB", "3GB", "100000B", "5%", "200slots" -> bytes
+ * (budget.h) */
+int run_parse_memory(const char *text, int64_t full_bytes,
+                     int64_t hidden_bytes, int64_t *out)
+{
+    bptt_budget b;
+    int rc = bptt_budget_parse(text, &b);
+    if (b.kind == BPTT_BUDGET_SLOTS && !*b.unit) /* "200": slots or bytes? */
+        rc = BPTT_EINVAL;
+    if (rc == BPTT_OK)
+        rc = bptt_budget_bytes(&b, full_bytes, hidden_bytes, out);
+    rc = rc == BPTT_OK ? 0 : rc == BPTT_ETOOBIG ? -2 : -1;
+    if (rc == 0)
+        return 0;
+    if (rc == -2)
+        return cli_error(EXIT_USAGE, CMD, "--memory: %s is out of range (give "
+                         "at most 4e18 bytes, e.g. 64MiB, or a share up to "
+                         "1000000%%)", text);
+    return cli_error(EXIT_USAGE, CMD,
+                     "--memory: '%s' is not a budget (give bytes with a unit, "
+                     "e.g. 64MiB or 100000B, a share of full BPTT's "
+                     "checkpoint bytes, e.g. 5%%, or slots, e.g. 200slots; "
+                     "one budget, not a list)",
+                     text);
+}

@@ -671,21 +671,19 @@ static int check_feasible(const plan_args *a, const bptt_table_options *o,
 }
 
 /* Every budget of a->strategy from one table: the plans, or with --curve
- * the cost at every budget; checked (feasible, fitting in memory) before
- * anything of this strategy is printed. */
+ * the cost at every budget; the budgets checked feasible (min_mem, from
+ * check_feasible) and the plans checked to fit in memory before anything
+ * of this strategy is printed. */
 static int plan_strategy(const plan_args *a, int64_t full, int64_t top,
-                         int64_t least)
+                         int64_t least, int64_t min_mem)
 {
     const size_t t = (size_t)a->length;
     /* budgets below the least asked need not be built (--curve asks all) */
     bptt_table_options opts = {.chen_segment = (size_t)a->segment,
                                .threads = (int)a->threads,
                                .min_budget = a->curve ? 0 : least};
-    int64_t min_mem;
-    int rc = check_feasible(a, &opts, &min_mem);
-    if (rc)
-        return rc;
     bptt_table *tb;
+    int rc;
     if (a->fail_alloc)
         bptt_alloc_fail_at((size_t)a->fail_alloc);
     const double t0 = cli_seconds();
@@ -751,22 +749,24 @@ int cli_plan(int argc, char **argv)
         least = a.budget[i] < least ? a.budget[i] : least;
     }
     /* every strategy's budgets feasible before anything is printed */
+    int64_t min_mem[MAX_STRATEGIES];
     for (int k = 0; k < a.n_strategies && rc == 0; k++) {
         a.strategy = a.strategies[k];
         const bptt_table_options o = {.chen_segment = (size_t)a.segment};
-        int64_t min_mem;
-        rc = check_feasible(&a, &o, &min_mem);
+        rc = check_feasible(&a, &o, &min_mem[k]);
     }
+    if (rc)
+        return rc;
     char *text = NULL;
     size_t len = 0;
     out = open_memstream(&text, &len);
     if (!out)
         return cli_error(1, CMD, "out of memory");
-    if (rc == 0 && !a.actions && !a.curve)
+    if (!a.actions && !a.curve)
         print_header(&a);
     for (int k = 0; k < a.n_strategies && rc == 0; k++) {
         a.strategy = a.strategies[k];
-        rc = plan_strategy(&a, full, top, least);
+        rc = plan_strategy(&a, full, top, least, min_mem[k]);
     }
     if (fclose(out) != 0 && rc == 0)
         rc = cli_error(1, CMD, "out of memory");

@@ -1,9 +1,9 @@
 #!/bin/sh
 # tests/test_scripts.sh: every script of scripts/ and experiments/ (and
 # .ci/run) answers -h and --help at once: exit 0, its description on
-# stdout, nothing on stderr, no work done (under 5 seconds); scripts/
-# slurm-sweep outside a job array
-# says so in one line and exits 2.
+# stdout, nothing on stderr, no work done (under 5 seconds), and
+# experiments/plot-sweep is among them; scripts/slurm-sweep outside a job
+# array says so in one line and exits 2.
 #
 # Needs SRCDIR (the source tree), as make check sets it.
 set -eu
@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-n=0
+n=0 checked=""
 for f in "$SRCDIR"/scripts/* "$SRCDIR"/experiments/* "$SRCDIR"/.ci/run; do
     [ -f "$f" ] && [ -x "$f" ] || continue
     case $f in *.c | *.h | *.gp | *.py) continue ;; esac
@@ -30,8 +30,13 @@ for f in "$SRCDIR"/scripts/* "$SRCDIR"/experiments/* "$SRCDIR"/.ci/run; do
         grep -q '[a-z]' "$tmp/out" || fail "$f $opt: no text on stdout"
         n=$((n + 1))
     done
+    checked="$checked ${f#"$SRCDIR"/}"
 done
 [ "$n" -ge 20 ] || fail "only $n script answers checked"
+# scripts that must be among them (a lost executable bit would skip them)
+for s in experiments/plot-sweep; do
+    case "$checked " in *" $s "*) ;; *) fail "$s: not checked (not an executable script?)" ;; esac
+done
 
 rc=0
 env -u SLURM_ARRAY_TASK_ID "$SRCDIR/scripts/slurm-sweep" jobs.txt \

@@ -553,6 +553,17 @@ static const bad_case bad_cases[] = {
     RUN(2, "both name 't.csv'", R("--trace", "t.csv", "--dump-grads",
                                   "t.csv")),
     RUN(2, "'text.txt' exists (remove it", R("--trace", "text.txt")),
+    /* --memory-trace */
+    RUN(2, "needs a value", R("--memory-trace")),
+    RUN(2, "empty file name", R("--memory-trace", "")),
+    RUN(2, "not a regular file", R("--memory-trace", "adir")),
+    RUN(2, "not a regular file", R("--memory-trace", "/dev/null")),
+    RUN(2, "does not exist", R("--memory-trace", "/nonexistent/m.csv")),
+    RUN(2, "'text.txt' exists (remove it", R("--memory-trace", "text.txt")),
+    RUN(2, "--memory-trace and --trace both name 'm.csv'",
+        R("--trace", "m.csv", "--memory-trace", "m.csv")),
+    RUN(2, "--memory-trace and --dump-grads both name 'm'",
+        R("--dump-grads", "m", "--memory-trace", "m")),
     /* --fail-alloc (a hidden test hook) */
     RUN(2, "needs a value", R("--fail-alloc")),
     RUN(2, "not an integer", R("--fail-alloc", "")),
@@ -1611,7 +1622,7 @@ static const char py_check[] =
     "    body = text[text.index('\\n') + 1:]\n"
     "    rows = list(csv.reader(io.StringIO(body, newline='')))\n"
     "    assert len(rows) == 2, (cf, rows)\n"
-    "    assert len(rows[0]) == len(rows[1]) == 49, (cf, rows)\n"
+    "    assert len(rows[0]) == len(rows[1]) == 53, (cf, rows)\n"
     "    got = rows[1][rows[0].index('task')]\n"
     "    want = raw.decode('latin-1')\n"
     "    assert got == want, (cf, got, want)\n";
@@ -2194,7 +2205,8 @@ END_TEST
 static const char *const timing_fields[] = {
     "seconds_per_iter", "seconds_first_iter", "seconds_min", "seconds_max",
     "seconds_trend", "cpu_share_median", "cpu_share_min", "steal_seconds",
-    "disturbed_iters"};
+    "disturbed_iters", "forward_seconds", "backward_seconds",
+    "forward_step_seconds", "backward_step_seconds"};
 
 /* The measurement fields of a run: there in every format and consistent
  * with each other and with the trace (no timing thresholds: a loaded
@@ -2230,6 +2242,21 @@ START_TEST(test_run_measurements)
         ck_assert_msg(0 < sh_min && sh_min <= sh_med && sh_med <= 1.05,
                       "%s", r.out);
         ck_assert_msg(steal >= 0 && trend > 0, "%s", r.out);
+        /* the op times: positive, within the iterations' wall time (a
+         * median each: within one iteration's when one is timed), and
+         * per step the medians over the ops */
+        const double fs = json_num(r.out, "forward_seconds");
+        const double bs = json_num(r.out, "backward_seconds");
+        const double fops = json_num(r.out, "forward_ops");
+        const double bops = json_num(r.out, "backward_ops");
+        ck_assert_msg(fs > 0 && bs > 0 && fs <= hi && bs <= hi, "%s", r.out);
+        if (n <= 2)
+            ck_assert_msg(fs + bs <= med, "%s", r.out);
+        ck_assert_msg(fabs(json_num(r.out, "forward_step_seconds") * fops -
+                           fs) <= 1e-7 * fs &&
+                          fabs(json_num(r.out, "backward_step_seconds") *
+                                   bops - bs) <= 1e-7 * bs,
+                      "%s", r.out);
         const int timed = n > 1 ? n - 1 : 1;
         ck_assert_msg(dist == floor(dist) && dist >= 0 && dist <= timed,
                       "%s", r.out);
@@ -2277,6 +2304,115 @@ START_TEST(test_run_measurements)
 }
 END_TEST
 
+/* --memory-trace: the last iteration's actions, one row each, exactly the
+ * plan's (bptt_plan_make with the run's sizes and budget makes it again);
+ * checkpoint bytes within the budget, reaching the run's measured peak and
+ * never passing it, rising through full BPTT's forward sweep; forward ops
+ * ending at the plan's count, the recomputations of a small budget
+ * included; an existing file refused and left as it was. */
+START_TEST(test_run_memory_trace)
+{
+    static const char *const cases[][2] = {
+        {"full", "100%"}, {"chen", "100%"}, {"hsm", "20%"}, {"msm", "10%"}};
+    char dir[64], path[512];
+    make_scratch(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/m.csv", dir);
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        static result r;
+        run_in(&r, dir, NULL,
+               (const char *[]){"run", "--cell", "lstm", "--length", "40",
+                                "--hidden", "8", "--batch", "2", "--iters",
+                                "3", "--threads", "1", "--strategy",
+                                cases[c][0], "--memory", cases[c][1],
+                                "--memory-trace", "m.csv", "--format",
+                                "json", NULL});
+        ck_assert_msg(r.status == 0 && !*r.err, "%s: %s", cases[c][0],
+                      r.err);
+        const int64_t hb = (int64_t)json_num(r.out, "hidden_state_bytes");
+        const int64_t sb = (int64_t)json_num(r.out, "internal_state_bytes");
+        const int64_t budget = (int64_t)json_num(r.out, "memory_budget_bytes");
+        const size_t peak = (size_t)json_num(r.out, "checkpoint_peak_bytes");
+        const int64_t fops = (int64_t)json_num(r.out, "forward_ops");
+        bptt_plan *plan = NULL;
+        bptt_plan_stats ps;
+        ck_assert_int_eq(bptt_plan_make(cases[c][0], 40, hb, sb, budget,
+                                        NULL, &plan, &ps, NULL),
+                         BPTT_OK);
+        ck_assert_int_eq(ps.forward_ops, fops);
+        if (strcmp(cases[c][0], "msm") == 0)
+            ck_assert_int_gt(fops, 40); /* recomputations */
+        size_t len;
+        char *buf = read_all(path, &len);
+        const char *header = "action,kind,step,checkpoint_bytes,total_bytes,"
+                             "forward_ops_so_far,seconds\n";
+        ck_assert_msg(strncmp(buf, header, strlen(header)) == 0, "%.200s",
+                      buf);
+        ck_assert(len > 0 && buf[len - 1] == '\n');
+        size_t k = 0, most = 0, prev = 0;
+        long long so_far = 0;
+        int backward_seen = 0;
+        for (const char *line = buf + strlen(header); *line; k++) {
+            size_t action, ck, total;
+            unsigned step;
+            long long f;
+            double sec;
+            char kind[32];
+            int used = 0;
+            ck_assert_msg(sscanf(line, "%zu,%31[a-z_],%u,%zu,%zu,%lld,%lf%n",
+                                 &action, kind, &step, &ck, &total, &f, &sec,
+                                 &used) == 7 &&
+                              line[used] == '\n',
+                          "%s: row %zu: %.100s", cases[c][0], k, line);
+            ck_assert_msg(k < plan->n_actions, "%s: more rows than the "
+                          "plan's %zu actions", cases[c][0], plan->n_actions);
+            const int op = (int)plan->actions[k].op;
+            ck_assert_msg(action == k && strcmp(kind, bptt_op_name(op)) == 0 &&
+                              step == plan->actions[k].step,
+                          "%s: row %zu: %.100s, the plan's action is %s %u",
+                          cases[c][0], k, line, bptt_op_name(op),
+                          plan->actions[k].step);
+            ck_assert_msg(ck <= peak && ck <= total &&
+                              (int64_t)ck <= budget,
+                          "%s: row %zu: %zu bytes, peak %zu, budget %lld",
+                          cases[c][0], k, ck, peak, (long long)budget);
+            ck_assert_int_eq(f, so_far + (op == BPTT_ADVANCE));
+            so_far = f;
+            ck_assert(sec >= 0 && (sec == 0 || op == BPTT_ADVANCE ||
+                                   op == BPTT_BACKWARD));
+            backward_seen |= op == BPTT_BACKWARD;
+            if (strcmp(cases[c][0], "full") == 0 && k > 0 && !backward_seen &&
+                !(op == BPTT_FREE_HIDDEN && step == 0))
+                ck_assert_msg(ck >= prev, "full: row %zu drops to %zu bytes",
+                              k, ck);
+            most = ck > most ? ck : most;
+            prev = ck;
+            line += used + 1;
+        }
+        ck_assert_uint_eq(k, plan->n_actions);
+        ck_assert_uint_eq(most, peak);
+        ck_assert_uint_eq(prev, 0);
+        ck_assert_int_eq(so_far, fops);
+        /* an existing file is refused, and left as it was */
+        static result again;
+        run_in(&again, dir, NULL,
+               (const char *[]){"run", "--length", "40", "--hidden", "8",
+                                "--memory-trace", "m.csv", NULL});
+        ck_assert_int_eq(again.status, 2);
+        ck_assert_msg(strstr(again.err, "'m.csv' exists") &&
+                          own_lines(again.err) == 1 && !*again.out,
+                      "%s", again.err);
+        size_t len2;
+        char *buf2 = read_all(path, &len2);
+        ck_assert(len2 == len && memcmp(buf, buf2, len) == 0);
+        free(buf2);
+        free(buf);
+        bptt_plan_free(plan);
+        ck_assert_int_eq(unlink(path), 0);
+    }
+    remove_scratch(dir);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -2318,6 +2454,7 @@ static Suite *cli_suite(void)
     tcase_add_loop_test(tc, test_run_signal, 0, 2);
     tcase_add_test(tc, test_run_progress_tty);
     tcase_add_test(tc, test_run_measurements);
+    tcase_add_test(tc, test_run_memory_trace);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

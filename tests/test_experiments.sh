@@ -38,6 +38,13 @@
 #    or the paper's MSM recursion, ISM no more than the paper's ISM; a
 #    strategy that cannot fit names the slots it needs.  (Shares are printed
 #    to 0.01%, so a peak may show up to 0.005% above its budget.)
+# 3. experiments/fig7-memory-time (t = 50, H = 16) through the real bptt:
+#    its files exist whole (no temporary left), stderr is the one summary
+#    line, each strategy's rows in the CSV are its --memory-trace file's,
+#    one for one, numbered 0.. in order; its checkpoint bytes never pass its
+#    budget and peak at the run's measured peak, its forward ops end at the
+#    run's; Chen, which cannot fit 5% at t = 50, is run at its smallest
+#    feasible budget and the CSV says so; full BPTT peaks at its 100%.
 #
 # Needs BPTT (the binary) and EXPERIMENTS (the drivers' folder), as make
 # check sets them; skipped (77) without gnuplot, which draws the figure.
@@ -277,4 +284,43 @@ awk '
                   print "FAIL: ISM above the paper ISM at budget " cap[c] > "/dev/stderr"; exit 1 } } }
 ' "$tmp/plan" || fail "headline -p output:
 $(cat "$tmp/plan")"
-echo "PASS: fig3-headline (14 points, 2 rounds; spread; reruns; disturbance kept flagged), headline (table, spread, flags, footer), headline -p (7 strategies, 3 budgets)"
+# ---- 3. fig7-memory-time, through the real bptt ---------------------------
+mkdir "$tmp/f7"
+"$EXPERIMENTS/fig7-memory-time" -t 50 -H 16 -b "$BPTT" -o "$tmp/f7" 2>"$tmp/stderr" ||
+    fail "fig7-memory-time exited $?: $(cat "$tmp/stderr")"
+[ "$(wc -l < "$tmp/stderr")" -eq 1 ] && grep -q '^fig7-memory-time: [0-9]* s; checkpoint peaks' "$tmp/stderr" ||
+    fail "fig7-memory-time: stderr is not the one summary line: $(cat "$tmp/stderr")"
+for f in fig7-memory-time.csv fig7-memory-time.png fig7-memory-time.svg \
+         fig7-memory-time-full.csv fig7-memory-time-chen.csv \
+         fig7-memory-time-hsm.csv fig7-memory-time-msm.csv; do
+    [ -s "$tmp/f7/$f" ] || fail "fig7-memory-time: no $f"
+done
+[ "$(find "$tmp/f7" -name '*.tmp*' | wc -l)" -eq 0 ] || fail "fig7-memory-time: a temporary file is left"
+f7="$tmp/f7/fig7-memory-time.csv"
+grep -q '^strategy,budget_bytes,action,fraction,kind,step,checkpoint_bytes,total_bytes,forward_ops_so_far,seconds$' "$f7" ||
+    fail "fig7-memory-time: no header"
+# Chen does not fit 5% at t = 50: run at its smallest feasible budget, said so
+grep -q '^# chen: .*chen does not fit 5%: run at its smallest feasible budget' "$f7" ||
+    fail "fig7-memory-time: Chen's budget not named: $(grep '^# chen' "$f7")"
+for s in full chen hsm msm; do
+    # the CSV's rows of s are bptt's --memory-trace rows, one for one
+    grep "^$s," "$f7" | cut -d, -f3,5- > "$tmp/rows"
+    tail -n +2 "$tmp/f7/fig7-memory-time-$s.csv" | cmp -s - "$tmp/rows" ||
+        fail "fig7-memory-time: $s's rows differ from its memory trace"
+    # its peak: within its budget, the run's measured peak, the forward ops
+    line=$(grep "^# $s: " "$f7")
+    peak=$(printf '%s\n' "$line" | sed -n 's/.*checkpoint_peak_bytes \([0-9]*\),.*/\1/p')
+    fops=$(printf '%s\n' "$line" | sed -n 's/.*forward_ops \([0-9]*\),.*/\1/p')
+    grep "^$s," "$f7" | awk -F, -v s="$s" -v peak="$peak" -v fops="$fops" '
+        { n++; if ($7 + 0 > m) m = $7 + 0; b = $2; last = $9
+          if ($7 + 0 > $2 + 0) { print "FAIL: fig7-memory-time: " s " holds " $7 " bytes over its budget " $2 > "/dev/stderr"; exit 1 }
+          if ($3 != n - 1) { print "FAIL: fig7-memory-time: " s " row " n " is action " $3 > "/dev/stderr"; exit 1 } }
+        END { if (n < 50 || m != peak || last != fops || m > b) {
+                  print "FAIL: fig7-memory-time: " s ": " n " rows, peak " m " (run: " peak "), forward ops " last " (run: " fops "), budget " b > "/dev/stderr"; exit 1 } }' ||
+        exit 1
+done
+# full BPTT at 100%: its peak is its budget
+grep "^full," "$f7" | awk -F, '{b = $2} $7 + 0 > m {m = $7 + 0} END {exit !(m == b)}' ||
+    fail "fig7-memory-time: full BPTT's peak is not its 100%"
+
+echo "PASS: fig3-headline (14 points, 2 rounds; spread; reruns; disturbance kept flagged), headline (table, spread, flags, footer), headline -p (7 strategies, 3 budgets), fig7-memory-time (4 traces, budgets, peaks)"

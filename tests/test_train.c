@@ -8,6 +8,10 @@
  *   - holds, at its tracked checkpoint peak, exactly the bytes the
  *     validator predicts, never more than the byte budget, and releases
  *     every byte it took;
+ *   - recorded action by action (bptt_exec_run_recorded), gives the same
+ *     gradients, one point per action whose checkpoint bytes reach the
+ *     peak and never pass it, and op times that sum to the stats'
+ *     forward and backward seconds (every forward op counted);
  *   - gives gradients and loss bit-identical to full BPTT's, and, after 3
  *     SGD or Adam steps, bit-identical parameters (the GRU's zero blocks
  *     still exactly zero);
@@ -31,12 +35,14 @@
  * T steps; h, s hidden and internal state units, q bytes per unit, m budget
  * in units.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -276,6 +282,121 @@ START_TEST(test_checkpoint_peak)
                           "one hidden state (h(0) is stored)",
                           r.name, st->name, (long long)peak);
             assert_mem_as_before(&r, &before, st->name);
+            bptt_plan_free(plan);
+        }
+        bptt_table_free(tb);
+    }
+    rig_close(&r);
+}
+END_TEST
+
+/* ---- (2b) the record of an iteration and its op times ------------------- */
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    ck_assert_int_eq(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* For every strategy at every budget, the recorded run: the same
+ * gradients as an unrecorded one; one point per action, in plan order;
+ * forward ops so far ending at the plan's count, each advance (a
+ * recomputation too) adding one; checkpoint bytes never above the measured
+ * peak, reaching it, ending at 0; the op times in the points summing to
+ * forward_seconds and backward_seconds bit for bit (so those count every
+ * forward op, recomputations included), both positive and within the
+ * call's wall time; under full BPTT, checkpoint bytes that only grow
+ * through the forward sweep (but for h(0)'s release). */
+START_TEST(test_recorded)
+{
+    rig r;
+    rig_open(&r, &configs[_i]);
+    const size_t n = r.model->n_params;
+    for (int k = 0; bptt_strategies[k]; k++) {
+        const bptt_strategy *st = bptt_strategies[k];
+        bptt_table *tb = rig_table(&r, st);
+        for (int64_t m = table_min(&r, tb); m <= r.full_peak; m++) {
+            bptt_plan *plan = table_plan(&r, tb, m);
+            bptt_plan_stats vs;
+            ck_assert_int_eq(bptt_plan_validate(plan, &vs), BPTT_OK);
+            bptt_exec_stats ex, ex0;
+            run_ok(&r, plan, &ex0, st->name, m);
+            real *ref = copy_of(r.model->grads, n);
+            bptt_exec_point *pt = calloc(plan->n_actions, sizeof *pt);
+            ck_assert_ptr_nonnull(pt);
+            bptt_mem_reset_peaks(r.mem);
+            const double t0 = wall_now();
+            const int rc = bptt_exec_run_recorded(plan, r.model, &r.batch,
+                                                  r.mem, &ex, pt);
+            const double wall = wall_now() - t0;
+            ck_assert_int_eq(rc, BPTT_OK);
+            ck_assert_msg(first_diff(r.model->grads, ref, n) == n,
+                          "%s: %s m=%lld: recording changed the gradients",
+                          r.name, st->name, (long long)m);
+            free(ref);
+            const size_t peak =
+                bptt_mem_stats_get(r.mem)->peak[BPTT_MEM_CHECKPOINT];
+            ck_assert_uint_eq(peak, (size_t)(vs.peak_units * r.u.quantum));
+            size_t most = 0, advances = 0;
+            double fwd = 0, bwd = 0;
+            int backward_seen = 0;
+            for (size_t a = 0; a < plan->n_actions; a++) {
+                const bptt_exec_point *p = &pt[a];
+                const int op = (int)plan->actions[a].op;
+                ck_assert_msg(p->op == (uint32_t)op &&
+                                  p->step == plan->actions[a].step,
+                              "%s: %s m=%lld: point %zu is %s %u", r.name,
+                              st->name, (long long)m, a,
+                              bptt_op_name((int)p->op), p->step);
+                advances += op == BPTT_ADVANCE;
+                ck_assert_int_eq(p->forward_ops, (int64_t)advances);
+                ck_assert_msg(p->checkpoint_bytes <= peak &&
+                                  p->checkpoint_bytes <= p->total_bytes,
+                              "%s: %s m=%lld: point %zu holds %zu of %zu "
+                              "bytes, peak %zu", r.name, st->name,
+                              (long long)m, a, p->checkpoint_bytes,
+                              p->total_bytes, peak);
+                most = p->checkpoint_bytes > most ? p->checkpoint_bytes
+                                                  : most;
+                ck_assert(p->seconds >= 0);
+                if (op == BPTT_ADVANCE)
+                    fwd += p->seconds;
+                else if (op == BPTT_BACKWARD)
+                    bwd += p->seconds;
+                else
+                    ck_assert(p->seconds == 0);
+                backward_seen |= op == BPTT_BACKWARD;
+                /* full BPTT: the forward sweep only adds states */
+                if (strcmp(st->name, "full") == 0 && a > 0 &&
+                    !backward_seen &&
+                    !(op == BPTT_FREE_HIDDEN && p->step == 0))
+                    ck_assert_msg(p->checkpoint_bytes >=
+                                      pt[a - 1].checkpoint_bytes,
+                                  "%s: full: point %zu drops to %zu bytes",
+                                  r.name, a, p->checkpoint_bytes);
+            }
+            ck_assert_msg(most == peak, "%s: %s m=%lld: points reach %zu, "
+                          "peak %zu", r.name, st->name, (long long)m, most,
+                          peak);
+            ck_assert_uint_eq(pt[plan->n_actions - 1].checkpoint_bytes, 0);
+            ck_assert_int_eq(pt[plan->n_actions - 1].forward_ops,
+                             vs.forward_ops);
+            ck_assert_int_eq((int64_t)advances, ex.forward_ops);
+            ck_assert_msg(fwd == ex.forward_seconds &&
+                              bwd == ex.backward_seconds,
+                          "%s: %s m=%lld: points sum to %.9g + %.9g s, "
+                          "stats %.9g + %.9g", r.name, st->name,
+                          (long long)m, fwd, bwd, ex.forward_seconds,
+                          ex.backward_seconds);
+            ck_assert_msg(ex.forward_seconds > 0 && ex.backward_seconds > 0 &&
+                              ex.forward_seconds + ex.backward_seconds <=
+                                  wall,
+                          "%s: %s m=%lld: %.9g + %.9g s of ops in %.9g s",
+                          r.name, st->name, (long long)m, ex.forward_seconds,
+                          ex.backward_seconds, wall);
+            ck_assert(ex0.forward_seconds > 0 && ex0.backward_seconds > 0);
+            free(pt);
             bptt_plan_free(plan);
         }
         bptt_table_free(tb);
@@ -996,6 +1117,12 @@ static Suite *train_suite(void)
     tcase_add_checked_fixture(tc, fixed_threads, NULL);
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_checkpoint_peak, 0, N_CONFIGS);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("recorded");
+    tcase_add_checked_fixture(tc, fixed_threads, NULL);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_recorded, 0, N_CONFIGS);
     suite_add_tcase(su, tc);
 
     tc = tcase_create("gradients");

@@ -103,6 +103,12 @@ typedef struct {
 int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
                            bptt_exec_stats *stats, bptt_session_fault *fault);
 
+/* From now on, each bptt_session_gradients records its plan's actions into
+ * points[0..plan->n_actions) (bptt_exec_run_recorded; the caller sizes it
+ * for the plans it gives); NULL stops the recording.  points must stay
+ * valid while it is set. */
+void bptt_session_record(bptt_session *s, bptt_exec_point *points);
+
 /* The second half: the update (the parameters kept first when asked), and
  * the parameters checked.  BPTT_OK or BPTT_ENONFINITE with *fault filled;
  * BPTT_OK and nothing done without an optimizer. */

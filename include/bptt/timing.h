@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exec.h"
+
 /* ---- measurement -------------------------------------------------------- */
 
 /* The three clocks at one moment, in seconds: monotonic wall time, the
@@ -19,9 +21,12 @@ typedef struct {
     double wall, cpu, steal;
 } bptt_clock;
 
-/* One iteration: the differences of two readings. */
+/* One iteration: the differences of two readings, and of the wall time
+ * the seconds in forward and in backward ops (bptt_exec_stats; the
+ * caller's to set, 0 when not measured). */
 typedef struct {
     double wall, cpu, steal;
+    double forward, backward;
 } bptt_sample;
 
 /* Reads the clocks at the start of what is measured and at its end, the
@@ -42,6 +47,10 @@ typedef struct {
     double steal_seconds;
     int64_t disturbed_iters, timed_iters;
     double seconds_trend; /* last quarter's median / first quarter's */
+    /* medians of the samples' forward and backward seconds, each on its
+     * own (their sum may exceed seconds_median by a little when they
+     * come from different iterations; in one iteration it never does) */
+    double forward_seconds_median, backward_seconds_median;
 } bptt_timing;
 
 /* 0, or ENOMEM (the summary needs a copy of the samples). */
@@ -70,5 +79,24 @@ int bptt_trace_row(bptt_trace *t, int64_t iteration, double loss,
 /* Closes the trace; with keep 0 (or no complete row) removes it.  Returns
  * whether the file was kept. */
 int bptt_trace_close(bptt_trace *t, const char *path, int keep);
+
+/* ---- the memory trace ----------------------------------------------------- */
+
+/* Columns: the action's index in the plan (from 0), its kind (the op's
+ * name: advance, save_hidden, ..., backward, free_internal), its step,
+ * the checkpoint and total tracked bytes held after it, the forward ops
+ * run so far, and the seconds of a forward or backward op (%.9g; 0
+ * for other actions). */
+#define BPTT_MEMTRACE_HEADER \
+    "action,kind,step,checkpoint_bytes,total_bytes,forward_ops_so_far," \
+    "seconds\n"
+
+/* The n points of one iteration (bptt_exec_run_recorded) as csv into path,
+ * which must not exist: written into a new file beside it
+ * (path.tmp.PID), synced, then linked to path, which is never replaced
+ * (link fails when it exists), so path is whole or absent.  0, or an errno
+ * value (EEXIST: path exists); nothing is left behind on an error. */
+int bptt_memtrace_write(const char *path, const bptt_exec_point *points,
+                        size_t n);
 
 #endif

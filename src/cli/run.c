@@ -11,7 +11,9 @@
  * exit 1.  --trace is a log: created before the first iteration, one row
  * per completed iteration written whole and flushed, kept when the run
  * stops early (divergence, out of memory, a signal) with at least one row,
- * and the one error line says so; the result (stdout) and --dump-grads
+ * and the one error line says so; the result (stdout), --memory-trace (the
+ * last iteration's actions with the bytes held after each, written whole
+ * by bptt_memtrace_write and never over an existing file) and --dump-grads
  * appear only when the whole run succeeded.  On a terminal (stderr) one
  * progress line is redrawn in place and cleared at the end; elsewhere
  * nothing.  The first SIGINT or SIGTERM stops the run between iterations
@@ -124,6 +126,16 @@ static void collect(const run_args *a, const run_result *r, bptt_fields *f)
     FI("total_tracked_peak_bytes", r->mem.total_peak);
     FI("rss_peak_bytes", r->rss_peak_bytes);
     FD("seconds_per_iter", r->time.seconds_median);
+    FD("forward_seconds", r->time.forward_seconds_median);
+    FD("backward_seconds", r->time.backward_seconds_median);
+    FD("forward_step_seconds",
+       r->ex.forward_ops ? r->time.forward_seconds_median /
+                               (double)r->ex.forward_ops
+                         : 0);
+    FD("backward_step_seconds",
+       r->ex.backward_ops ? r->time.backward_seconds_median /
+                                (double)r->ex.backward_ops
+                          : 0);
     FD("seconds_first_iter", r->seconds_first);
     FD("seconds_min", r->time.seconds_min);
     FD("seconds_max", r->time.seconds_max);
@@ -247,6 +259,7 @@ typedef struct {
     bptt_mem *mem;
     bptt_session *session;
     bptt_sample *samples; /* one per iteration */
+    bptt_exec_point *points; /* --memory-trace: one per action */
     bptt_trace trace;
     live_progress progress;
     int64_t done; /* iterations completed */
@@ -264,8 +277,9 @@ static const char *kept_text(run_state *s, char *buf, size_t cap)
         snprintf(buf, cap, "nothing was written");
     else
         snprintf(buf, cap, "kept: the trace of %" PRId64 " iteration%s in "
-                 "%s; not written: the result%s", rows, rows == 1 ? "" : "s",
-                 a->trace, a->dump_dir ? ", the gradient dump" : "");
+                 "%s; not written: the result%s%s", rows, rows == 1 ? "" : "s",
+                 a->trace, a->memory_trace ? ", the memory trace" : "",
+                 a->dump_dir ? ", the gradient dump" : "");
     return buf;
 }
 
@@ -312,11 +326,16 @@ static int iterate(run_state *s, int64_t it)
     run_result *r = s->r;
     bptt_session_fault f;
     bptt_clock c0, c1;
+    if (s->points && it == a->iters - 1) /* the last iteration's actions */
+        bptt_session_record(s->session, s->points);
     bptt_clock_start(&c0);
     int rc = bptt_session_gradients(s->session, s->plan, (size_t)it, &r->ex,
                                     &f);
     bptt_clock_stop(&c1);
     bptt_sample_between(&c0, &c1, &s->samples[it]);
+    bptt_session_record(s->session, NULL);
+    s->samples[it].forward = r->ex.forward_seconds;
+    s->samples[it].backward = r->ex.backward_seconds;
     if (rc == BPTT_ENONFINITE)
         return diverged(s, it, &f);
     if (rc != BPTT_OK)
@@ -416,9 +435,28 @@ static int finish(run_state *s)
     const int merr = make_result(a, r, &result, &result_len);
     if (merr)
         return cli_error(1, CMD, "%s at the end of the run; not written: "
-                         "the result%s%s", strerror(merr),
+                         "the result%s%s%s", strerror(merr),
+                         a->memory_trace ? ", the memory trace" : "",
                          a->dump_dir ? ", the gradient dump" : "",
                          a->trace ? "; the trace is whole" : "");
+    if (a->memory_trace) {
+        const int err = bptt_memtrace_write(a->memory_trace, s->points,
+                                            s->plan->n_actions);
+        if (err) {
+            char kept[4200] = "";
+            if (a->trace)
+                snprintf(kept, sizeof kept, "; kept: the trace of %" PRId64
+                         " iteration%s in %s", a->iters,
+                         a->iters == 1 ? "" : "s", a->trace);
+            free(result);
+            return cli_error(err == EEXIST ? EXIT_USAGE : 1, CMD,
+                             "--memory-trace %s: %s; not written: the "
+                             "result, the memory trace%s%s", a->memory_trace,
+                             err == EEXIST ? "it appeared during the run"
+                                           : strerror(err),
+                             a->dump_dir ? ", the gradient dump" : "", kept);
+        }
+    }
     if (a->dump_dir) {
         const int err = bptt_dump_write(a->dump_dir,
                                         bptt_session_model(s->session),
@@ -430,6 +468,10 @@ static int finish(run_state *s)
                 snprintf(kept, sizeof kept, "; kept: the trace of %" PRId64
                          " iteration%s in %s", a->iters,
                          a->iters == 1 ? "" : "s", a->trace);
+            if (a->memory_trace)
+                snprintf(kept + strlen(kept), sizeof kept - strlen(kept),
+                         "%s the memory trace in %s", a->trace ? "," : "; "
+                         "kept:", a->memory_trace);
             free(result);
             return cli_error(1, CMD, "--dump-grads %s: %s%s; not written: "
                              "the result, the gradient dump", a->dump_dir,
@@ -503,7 +545,10 @@ int cli_run(int argc, char **argv)
     if (rc != BPTT_OK)
         return cli_error(1, CMD, "planning failed: %s", bptt_strerror(rc));
     /* the plan is held for the whole run, beside everything else */
-    const double plan_bytes = bptt_plan_bytes_bound(T, ps.forward_ops);
+    /* with --memory-trace, the record of one iteration's actions too */
+    const double plan_bytes =
+        bptt_plan_bytes_bound(T, ps.forward_ops) +
+        (a.memory_trace ? (double)ps.n_actions * sizeof(bptt_exec_point) : 0);
     const double held = fmin((double)budget_bytes, full_ckpt + hb);
     if (z.fixed_bytes + held + plan_bytes > (double)cli_phys_bytes()) {
         bptt_plan_free(plan);
@@ -538,6 +583,13 @@ int cli_run(int argc, char **argv)
         bptt_mem_fail_at(s.mem, (size_t)a.fail_alloc);
     const char *hook = a.fail_alloc ? " (--fail-alloc)" : "";
     s.samples = calloc((size_t)a.iters, sizeof *s.samples);
+    if (a.memory_trace && s.samples) {
+        s.points = calloc(plan->n_actions, sizeof *s.points);
+        if (!s.points) {
+            free(s.samples);
+            s.samples = NULL;
+        }
+    }
     bptt_session_spec sp;
     session_spec(&a, &sp);
     char why[4200] = "";
@@ -559,6 +611,7 @@ int cli_run(int argc, char **argv)
         rc = finish(&s);
 out:
     free(s.samples);
+    free(s.points);
     bptt_session_close(s.session);
     bptt_plan_free(plan);
     bptt_mem_free(s.mem);

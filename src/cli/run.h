@@ -21,6 +21,7 @@ typedef struct {
     enum output_format format;
     const char *dump_dir;
     const char *trace;
+    const char *memory_trace; /* --memory-trace FILE, or NULL */
     int64_t fail_alloc; /* test hook: the tracked allocation to fail */
 } run_args;
 

@@ -26,7 +26,8 @@ void run_usage(FILE *f)
         "                [--iters N] [--seed S] [--threads K]\n"
         "                [--task copy|adding|text:FILE] [--optimizer sgd|adam]\n"
         "                [--lr R] [--format text|json|csv] [--trace FILE]\n"
-        "                [--dump-grads DIR] [--help] [--version]\n"
+        "                [--memory-trace FILE] [--dump-grads DIR] [--help]\n"
+        "                [--version]\n"
         "\n"
         "Trains a recurrent network for N iterations of T steps, each planned\n"
         "once under the memory budget and executed by the plan, and reports\n"
@@ -57,6 +58,11 @@ void run_usage(FILE *f)
         "                  log of the run, one row per iteration as it ends:\n"
         "                  iteration, loss, grad_norm, seconds, cpu_seconds,\n"
         "                  steal_seconds; kept when the run stops early\n"
+        "  --memory-trace FILE  a new file (an existing one is refused),\n"
+        "                  written whole at the end: the last iteration's\n"
+        "                  actions, one csv row each: action, kind, step,\n"
+        "                  checkpoint_bytes, total_bytes, forward_ops_so_far,\n"
+        "                  seconds (of a forward or backward op)\n"
         "  --dump-grads D  write parameters, inputs, targets and gradients of\n"
         "                  the last iteration to directory D as .npy files\n"
         "\n"
@@ -109,6 +115,7 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
         {"format", required_argument, NULL, 'f'},
         {"dump-grads", required_argument, NULL, 'd'},
         {"trace", required_argument, NULL, 'R'},
+        {"memory-trace", required_argument, NULL, 'W'},
         {"fail-alloc", required_argument, NULL, 'F'}, /* test hook */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -200,6 +207,9 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
         case 'R':
             a->trace = optarg;
             break;
+        case 'W':
+            a->memory_trace = optarg;
+            break;
         case 'F':
             rc = cli_parse_int(CMD, "--fail-alloc", optarg, 1, INT64_MAX / 2,
                                &a->fail_alloc);
@@ -233,6 +243,19 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
     if (a->dump_dir && a->trace && strcmp(a->dump_dir, a->trace) == 0)
         return cli_error(EXIT_USAGE, CMD, "--trace and --dump-grads both name "
                          "'%s' (give them different names)", a->trace);
+    const char *mt = a->memory_trace;
+    if (mt && (rc = cli_check_output(CMD, "--memory-trace", mt, 0)) != 0)
+        return rc;
+    if (mt && lstat(mt, &sb) == 0) /* never replaced */
+        return cli_error(EXIT_USAGE, CMD, "--memory-trace: '%s' exists "
+                         "(remove it or name a new file)", mt);
+    if (mt && ((a->trace && strcmp(mt, a->trace) == 0) ||
+               (a->dump_dir && strcmp(mt, a->dump_dir) == 0)))
+        return cli_error(EXIT_USAGE, CMD, "--memory-trace and --%s both name "
+                         "'%s' (give them different names)",
+                         a->trace && strcmp(mt, a->trace) == 0 ? "trace"
+                                                               : "dump-grads",
+                         mt);
     return 0;
 }
 

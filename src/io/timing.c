@@ -62,6 +62,7 @@ void bptt_clock_stop(bptt_clock *c)
 void bptt_sample_between(const bptt_clock *start, const bptt_clock *end,
                          bptt_sample *s)
 {
+    s->forward = s->backward = 0;
     s->wall = end->wall - start->wall;
     s->cpu = end->cpu - start->cpu;
     /* the counter only grows; a reading that failed is 0 */
@@ -159,6 +160,12 @@ int bptt_timing_summarize(const bptt_sample *s, size_t n, int threads,
         out->seconds_trend = first > 0 ? last / first : 1;
     }
     for (size_t i = 0; i < m; i++)
+        v[i] = t[i].forward;
+    out->forward_seconds_median = median(v, m);
+    for (size_t i = 0; i < m; i++)
+        v[i] = t[i].backward;
+    out->backward_seconds_median = median(v, m);
+    for (size_t i = 0; i < m; i++)
         v[i] = t[i].wall;
     out->seconds_median = median(v, m);
     free(v);
@@ -231,4 +238,42 @@ int bptt_trace_close(bptt_trace *t, const char *path, int keep)
     if (!keep)
         unlink(path);
     return keep;
+}
+
+/* ---- the memory trace ----------------------------------------------------- */
+
+int bptt_memtrace_write(const char *path, const bptt_exec_point *p, size_t n)
+{
+    const size_t len = strlen(path);
+    char *tmp = malloc(len + 32);
+    if (!tmp)
+        return ENOMEM;
+    snprintf(tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
+    int err = 0;
+    FILE *f = fopen(tmp, "wx");
+    if (!f) {
+        err = errno;
+        free(tmp);
+        return err;
+    }
+    errno = 0;
+    if (fputs(BPTT_MEMTRACE_HEADER, f) == EOF)
+        err = errno ? errno : EIO;
+    for (size_t k = 0; k < n && !err; k++)
+        if (fprintf(f, "%zu,%s,%lu,%zu,%zu,%lld,%.9g\n", k,
+                    bptt_op_name((int)p[k].op), (unsigned long)p[k].step,
+                    p[k].checkpoint_bytes, p[k].total_bytes,
+                    (long long)p[k].forward_ops, p[k].seconds) < 0)
+            err = errno ? errno : EIO;
+    if (!err && fflush(f) != 0)
+        err = errno ? errno : EIO;
+    if (!err && fsync(fileno(f)) != 0)
+        err = errno;
+    if (fclose(f) != 0 && !err)
+        err = errno ? errno : EIO;
+    if (!err && link(tmp, path) != 0)
+        err = errno;
+    unlink(tmp);
+    free(tmp);
+    return err;
 }

@@ -26,6 +26,7 @@ struct bptt_session {
     bptt_optimizer *optim; /* NULL: no updates */
     real *last_params;     /* keep_last_params: before the latest update */
     bptt_batch batch;      /* the latest iteration's */
+    bptt_exec_point *record; /* bptt_session_record's, or NULL */
 };
 
 static int why_text(int status, char *why, size_t cap, const char *text)
@@ -182,7 +183,8 @@ int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
     if (bptt_session_fetch(s, k) != BPTT_OK)
         return BPTT_EINVAL;
     bptt_mem_reset_peaks(s->mem);
-    const int rc = bptt_exec_run(plan, s->model, &s->batch, s->mem, stats);
+    const int rc = bptt_exec_run_recorded(plan, s->model, &s->batch, s->mem,
+                                          stats, s->record);
     if (rc != BPTT_OK)
         return rc;
     const int fs = bptt_finite_value(stats->loss);
@@ -194,6 +196,11 @@ int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
         return BPTT_ENONFINITE;
     }
     return scan(s, s->model->grads, "gradient", fault);
+}
+
+void bptt_session_record(bptt_session *s, bptt_exec_point *points)
+{
+    s->record = points;
 }
 
 int bptt_session_update(bptt_session *s, bptt_session_fault *fault)

@@ -31,12 +31,13 @@
  * still measured.
  *
  * usage: bench-train [-m strategies|onednn|both] [-r ROUNDS] [-n ITERS]
- *                    [-c CELL,...] [-H H,...] [-j THREADS,...]
+ *                    [-v] [-c CELL,...] [-H H,...] [-j THREADS,...]
  *                    [-k STEPS,...] [-T T] [-B B] [-X X]
  *   defaults: both tables, 3 rounds, 12 iterations against oneDNN,
  *   lstm,rnn, 128,256,512, 1 and omp_get_max_threads(), K = the model's
  *   BPTT_WGRAD_STEPS (-k: steps per weight-gradient block), T = 1000,
- *   B = 32, X = 64
+ *   B = 32, X = 64; -v: every iteration's times against oneDNN too, as
+ *   comment lines after the row
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -338,7 +339,7 @@ static double grad_diff(const bptt_model *m, const bench_onednn *o)
 /* One row of the table against oneDNN: cell at H, threads, iters
  * iterations of each side.  0, or 1 after a line on stderr. */
 static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
-                           int iters)
+                           int iters, int verbose)
 {
     const size_t T = dims.T, B = dims.B, X = dims.X;
 #ifdef _OPENMP
@@ -501,6 +502,12 @@ static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
         flagged = 1;
     }
     printf("%s\n", flagged ? "" : " -");
+    for (int i = 0; verbose && i < iters; i++) /* -v: every iteration */
+        if (dn)
+            printf("# iteration %d: bptt %.6f s, oneDNN %.6f s\n", i + 1,
+                   ours[i], theirs[i]);
+        else
+            printf("# iteration %d: bptt %.6f s\n", i + 1, ours[i]);
     fflush(stdout);
     if (dn && !finite) {
         fprintf(stderr, "bench-train: %s H=%zu: oneDNN's outputs are not "
@@ -556,6 +563,28 @@ static void onednn_header(int iters, const char *blas)
            "ckpt_MiB", "ws_MiB", "hdiff", "gdiff", "ldiff", "flags");
 }
 
+/* "a,b,c": 1 to 8 whole numbers from lo to hi into v; their count, or -1
+ * after one line on stderr */
+static int list_option(int opt, const char *text, int64_t lo, int64_t hi,
+                       int64_t *v)
+{
+    int n = 0;
+    for (const char *p = text;; p++) {
+        const size_t len = strcspn(p, ",");
+        if (n == 8 || bptt_parse_whole(p, len, &v[n]) != 0 || v[n] < lo ||
+            v[n] > hi) {
+            fprintf(stderr, "bench-train: -%c wants 1 to 8 whole numbers "
+                            "from %" PRId64 " to %" PRId64 ", comma-"
+                            "separated, not '%s'\n", opt, lo, hi, text);
+            return -1;
+        }
+        n++;
+        p += len;
+        if (!*p)
+            return n;
+    }
+}
+
 static int positive_option(int opt, const char *text, int64_t max,
                            int64_t *out)
 {
@@ -571,7 +600,7 @@ static int positive_option(int opt, const char *text, int64_t max,
 int main(int argc, char **argv)
 {
     (void)bptt_blas_reexec(argv); /* OpenBLAS's best kernels (blascore.h) */
-    int rounds = 3, n_h = 3, n_j = 1, n_k = 1, iters = 12;
+    int rounds = 3, n_h = 3, n_j = 1, n_k = 1, iters = 12, verbose = 0;
     int64_t hs[8] = {128, 256, 512}, js[8], ks[8] = {0}, v;
     const char *cells = "lstm,rnn", *mode = "both";
     js[0] = 1;
@@ -580,29 +609,48 @@ int main(int argc, char **argv)
         js[n_j++] = omp_get_max_threads();
 #endif
     int o;
-    while ((o = getopt(argc, argv, "m:r:n:c:H:j:k:T:B:X:")) != -1) {
+    opterr = 0; /* one line of our own below */
+    while ((o = getopt(argc, argv, "m:r:n:vc:H:j:k:T:B:X:")) != -1) {
         switch (o) {
         case 'm': mode = optarg; break;
-        case 'r': rounds = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
+        case 'r':
+            if (positive_option(o, optarg, 32, &v) != 0)
+                return 2;
+            rounds = (int)v;
+            break;
         case 'n':
             if (positive_option(o, optarg, MAX_ITERS, &v) != 0)
                 return 2;
             iters = (int)v;
             break;
+        case 'v': verbose = 1; break;
         case 'c': cells = optarg; break;
-        case 'H': n_h = expt_parse_list(optarg, hs, 8); break;
-        case 'j': n_j = expt_parse_list(optarg, js, 8); break;
-        case 'k': n_k = expt_parse_list(optarg, ks, 8); break;
+        case 'H':
+            if ((n_h = list_option(o, optarg, 1, 100000, hs)) < 0)
+                return 2;
+            break;
+        case 'j':
+            if ((n_j = list_option(o, optarg, 1, 1024, js)) < 0)
+                return 2;
+            break;
+        case 'k':
+            if ((n_k = list_option(o, optarg, 1, BPTT_WGRAD_STEPS_MAX,
+                                   ks)) < 0)
+                return 2;
+            break;
         case 'T': case 'B': case 'X':
             if (positive_option(o, optarg, 1000000, &v) != 0)
                 return 2;
             *(o == 'T' ? &dims.T : o == 'B' ? &dims.B : &dims.X) = (size_t)v;
             break;
         default:
-            fprintf(stderr, "usage: bench-train [-m strategies|onednn|both] "
-                            "[-r ROUNDS] [-n ITERS] [-c CELL,...] [-H H,...] "
+            fprintf(stderr, "bench-train: bad option -%c, or its value missing "
+                            "(usage: bench-train "
+                            "[-m strategies|onednn|both] "
+                            "[-r ROUNDS] [-n ITERS] [-v] [-c CELL,...] "
+                            "[-H H,...] "
                             "[-j THREADS,...] [-k STEPS,...] [-T T] [-B B] "
-                            "[-X X]\n");
+                            "[-X X])\n", optopt ? optopt : o);
             return 2;
         }
     }
@@ -682,7 +730,7 @@ int main(int argc, char **argv)
                 for (int j = 0; j < n_j; j++)
                     if (hs[i] > 0 && js[j] > 0)
                         rc |= bench_vs_onednn(list[c], (size_t)hs[i],
-                                              (int)js[j], iters);
+                                              (int)js[j], iters, verbose);
     }
     return rc;
 }

@@ -1,7 +1,10 @@
 /* bench-train.c: training-speed benchmark (not a test).
  *
- * For LSTM and RNN at T = 1000, B = 32, X = 64, H in {128, 256, 512} and
- * 1 and all threads (or what the options say), in one run:
+ * Two tables, for LSTM and RNN at T = 1000, B = 32, X = 64 (or what -T,
+ * -B, -X say), H in {128, 256, 512} and 1 and all threads (or what the
+ * options say):
+ *
+ * Strategies (-m strategies), in one run:
  *   - one full-BPTT iteration: seconds, GEMM GFLOP/s;
  *   - OpenBLAS's SGEMM rate on exactly the GEMM shapes of that iteration
  *     (the same calls, all to OpenBLAS even where the cells use their own
@@ -15,10 +18,26 @@
  * so drift on a noisy machine hits all of them alike; each figure is the
  * median over the rounds.
  *
- * usage: bench-train [-r ROUNDS] [-c CELL,...] [-H H,...] [-j THREADS,...]
- *                    [-k STEPS,...]
- *   defaults: 3 rounds, lstm,rnn, 128,256,512, 1 and omp_get_max_threads(),
- *   K = the model's BPTT_WGRAD_STEPS (-k: steps per weight-gradient block)
+ * Against oneDNN (-m onednn; bench-onednn.h): full BPTT and oneDNN's RNN
+ * primitives (forward_training + backward with weight gradients, the same
+ * weights, batch, output layer and loss), N iterations each, interleaved
+ * (ours, oneDNN, ours, ...): median, min and max per column, the median of
+ * the side-by-side ratios, each column's recurrent-layer GEMM rate against
+ * the machine's peak (OpenBLAS SGEMM on 2048^3 at the same thread count,
+ * in the same run), the trend of each column through the run (last
+ * quarter's median over the first quarter's), our checkpoint bytes against
+ * oneDNN's workspace, and how far oneDNN's hidden states and gradients lie
+ * from ours.  Without libdnnl-dev the oneDNN columns say n/a and ours are
+ * still measured.
+ *
+ * usage: bench-train [-m strategies|onednn|both] [-r ROUNDS] [-n ITERS]
+ *                    [-v] [-c CELL,...] [-H H,...] [-j THREADS,...]
+ *                    [-k STEPS,...] [-T T] [-B B] [-X X]
+ *   defaults: both tables, 3 rounds, 12 iterations against oneDNN,
+ *   lstm,rnn, 128,256,512, 1 and omp_get_max_threads(), K = the model's
+ *   BPTT_WGRAD_STEPS (-k: steps per weight-gradient block), T = 1000,
+ *   B = 32, X = 64; -v: every iteration's times against oneDNN too, as
+ *   comment lines after the row
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -31,12 +50,15 @@
 #include <omp.h>
 #endif
 
+#include "bench-onednn.h"
 #include "blascore.h"
 #include "bptt.h"
+#include "budget.h"
 #include "expt.h"
 #include "data.h"
 #include "exec.h"
 #include "meta.h"
+#include "mem.h"
 #include "model.h"
 #include "session.h"
 
@@ -84,10 +106,10 @@ static double gemm_only_seconds(size_t G, size_t T, size_t B, size_t X,
     return s;
 }
 
-/* OpenBLAS on one large square product (N = 1024), the rate a GEMM reaches
- * on this machine at this thread count: the roofline the iteration is held
- * against. */
-#define ROOF_N 1024
+/* OpenBLAS on one large square product (N = 2048), the rate a GEMM reaches
+ * on this machine at this thread count: the roofline (the peak) the
+ * iterations are held against. */
+#define ROOF_N 2048
 static double square_seconds(float *a, float *b, float *c)
 {
     const double t0 = expt_now();
@@ -119,10 +141,15 @@ static int make_plan(arm *a, size_t T, const bptt_model *m)
                           &a->st, NULL);
 }
 
+/* The sizes other than H (-T, -B, -X). */
+static struct {
+    size_t T, B, X;
+} dims = {1000, 32, 64};
+
 static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
                       int rounds, size_t K)
 {
-    const size_t T = 1000, B = 32, X = 64;
+    const size_t T = dims.T, B = dims.B, X = dims.X;
 #ifdef _OPENMP
     omp_set_num_threads(threads);
 #endif
@@ -149,8 +176,11 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
                   {"chen", "chen", 100, NULL, {0}, {0}}};
     const int n_arms = (int)(sizeof arms / sizeof arms[0]);
     for (int k = 0; k < n_arms; k++)
-        if (make_plan(&arms[k], T, model) != BPTT_OK)
+        if (make_plan(&arms[k], T, model) != BPTT_OK) {
+            fprintf(stderr, "bench-train: no %s plan at T=%zu H=%zu\n",
+                    arms[k].label, T, H);
             return 1;
+        }
     if (rounds > 32)
         rounds = 32;
 
@@ -208,68 +238,499 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
     return 0;
 }
 
+/* ---- against oneDNN ------------------------------------------------ */
+
+/* median, min and max of v[0..n) (v is left as it was) */
+typedef struct {
+    double med, min, max;
+} spread;
+static spread spread_of(const double *v, int n)
+{
+    double tmp[4096];
+    spread s = {NAN, NAN, NAN};
+    if (n <= 0 || n > 4096)
+        return s;
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    s.med = expt_median(tmp, n);
+    s.min = tmp[0];
+    s.max = tmp[n - 1];
+    return s;
+}
+
+/* The trend of v[0..n) through the run: the last quarter's median over the
+ * first quarter's (NAN below 4 values), and the noise it must rise above
+ * to count: the first quarter's own spread (max / min), at least 1.10. */
+static double trend_of(const double *v, int n, double *noise)
+{
+    *noise = NAN;
+    const int q = n / 4;
+    if (q < 1)
+        return NAN;
+    const spread first = spread_of(v, q), last = spread_of(v + n - q, q);
+    *noise = first.max / first.min > 1.10 ? first.max / first.min : 1.10;
+    return last.med / first.med;
+}
+
+/* 2-norm of a - b over the 2-norm of a (0 when both are 0) */
+static double rel_diff(const float *a, const float *b, size_t n)
+{
+    double d = 0.0, r = 0.0;
+    for (size_t k = 0; k < n; k++) {
+        d += ((double)a[k] - b[k]) * ((double)a[k] - b[k]);
+        r += (double)a[k] * a[k];
+    }
+    return r > 0.0 ? sqrt(d / r) : sqrt(d);
+}
+
+/* The largest |h - h_dnnl| over all steps, batch rows and units, over the
+ * largest |h|: our forward run step by step against oneDNN's dst_layer. */
+static double hidden_diff(bptt_model *m, const bptt_batch *batch,
+                          const float *hd)
+{
+    const size_t Bn = m->B, Hn = m->H, Xn = m->X;
+    real *in = calloc(m->hidden_len, sizeof(real));
+    real *out = calloc(m->hidden_len, sizeof(real));
+    real *sv = calloc(m->internal_len, sizeof(real));
+    double worst = NAN;
+    if (in && out && sv) {
+        double d = 0.0, top = 0.0;
+        for (size_t t = 0; t < batch->T; t++) {
+            bptt_model_forward_step(m, batch->x + t * Bn * Xn, in, sv, out);
+            const float *ht = hd + t * Bn * Hn; /* h is first in the state */
+            for (size_t k = 0; k < Bn * Hn; k++) {
+                const double e = fabs((double)out[k] - ht[k]);
+                d = e > d ? e : d;
+                top = fabs(ht[k]) > top ? fabs(ht[k]) : top;
+            }
+            real *swap = in;
+            in = out;
+            out = swap;
+        }
+        worst = top > 0.0 ? d / top : d;
+    }
+    free(in);
+    free(out);
+    free(sv);
+    return worst;
+}
+
+/* The largest rel_diff over the model's tensors (W, b, Wo, bo) between our
+ * gradients and oneDNN's. */
+static double grad_diff(const bptt_model *m, const bench_onednn *o)
+{
+    float *g = malloc(m->n_params * sizeof(float));
+    if (!g)
+        return NAN;
+    const bptt_tensor *t = m->tensor;
+    bench_onednn_grads(o, g + t[0].offset, g + t[1].offset, g + t[2].offset,
+                       g + t[3].offset);
+    double worst = 0.0;
+    for (size_t k = 0; k < 4; k++) {
+        const double d = rel_diff(m->grads + t[k].offset, g + t[k].offset,
+                                  t[k].rows * t[k].cols);
+        worst = d > worst ? d : worst;
+    }
+    free(g);
+    return worst;
+}
+
+#define MAX_ITERS 4096
+
+/* One row of the table against oneDNN: cell at H, threads, iters
+ * iterations of each side.  0, or 1 after a line on stderr. */
+static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
+                           int iters, int verbose)
+{
+    const size_t T = dims.T, B = dims.B, X = dims.X;
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    openblas_set_num_threads(threads);
+    int rc = 1;
+    bptt_mem *mem = bptt_mem_alloc();
+    bptt_session *session = NULL;
+    bench_onednn *dn = NULL;
+    arm full = {"full", "full", 100, NULL, {0}, {0}};
+    double *ours = calloc((size_t)iters, sizeof(double));
+    double *theirs = calloc((size_t)iters, sizeof(double));
+    double *ratio = calloc((size_t)iters, sizeof(double));
+    const size_t nn = (size_t)ROOF_N * ROOF_N;
+    float *sa = malloc(nn * sizeof(float)), *sb = malloc(nn * sizeof(float));
+    float *sc = malloc(nn * sizeof(float));
+    const bptt_session_spec sp = {.cell = cell, .layers = 1, .hidden = H,
+                                  .batch = B, .length = T, .input = X,
+                                  .task = "copy", .seed = 1};
+    if (!mem || !ours || !theirs || !ratio || !sa || !sb || !sc) {
+        fprintf(stderr, "bench-train: out of memory\n");
+        goto done;
+    }
+    if (bptt_session_open(&session, &sp, mem, NULL, 0) != BPTT_OK ||
+        bptt_session_fetch(session, 0) != BPTT_OK) {
+        fprintf(stderr, "bench-train: cannot open a %s model at T=%zu B=%zu "
+                        "X=%zu H=%zu\n", cell->name, T, B, X, H);
+        goto done;
+    }
+    bptt_model *model = bptt_session_model(session);
+    const bptt_batch batch = *bptt_session_batch(session);
+    if (make_plan(&full, T, model) != BPTT_OK) {
+        fprintf(stderr, "bench-train: no full-BPTT plan at T=%zu\n", T);
+        goto done;
+    }
+    for (size_t k = 0; k < nn; k++) {
+        sa[k] = 0.001f * (float)(k % 13);
+        sb[k] = 0.001f * (float)(k % 7);
+    }
+    square_seconds(sa, sb, sc); /* warm-up: OpenBLAS's threads start */
+
+    /* ours, once: the reference gradients and the checkpoint peak */
+    bptt_exec_stats es;
+    bptt_mem_reset_peaks(mem);
+    if (bptt_exec_run(full.plan, model, &batch, mem, &es) != BPTT_OK) {
+        fprintf(stderr, "bench-train: full BPTT failed\n");
+        goto done;
+    }
+    const double ckpt = (double)bptt_mem_stats_get(mem)->peak[
+        BPTT_MEM_CHECKPOINT];
+
+    /* oneDNN, once, on the same weights and batch: checked against ours */
+    const int has_dnnl = bench_onednn_available() &&
+        (strcmp(cell->name, "lstm") == 0 || strcmp(cell->name, "rnn") == 0);
+    double hdiff = NAN, gdiff = NAN, ldiff = NAN, ws = NAN;
+    int finite = 1;
+    char why[256];
+    if (has_dnnl) {
+        const bptt_tensor *t = model->tensor;
+        const bench_onednn_spec ds = {
+            .cell = cell->name, .T = T, .B = B, .X = X, .H = H,
+            .V = model->V, .W = model->params + t[0].offset,
+            .b = model->params + t[1].offset,
+            .Wo = model->params + t[2].offset,
+            .bo = model->params + t[3].offset, .x = batch.x, .y = batch.y};
+        if (bench_onednn_open(&dn, &ds, why, sizeof why) != 0 ||
+            bench_onednn_iteration(dn, why, sizeof why) != 0) {
+            fprintf(stderr, "bench-train: %s H=%zu: %s\n", cell->name, H,
+                    why);
+            goto done;
+        }
+        finite = bench_onednn_finite(dn);
+        static const bptt_cell_type *told;
+        if (told != cell) { /* once per cell: what oneDNN runs */
+            char impl[256];
+            bench_onednn_impl(dn, impl, sizeof impl);
+            printf("# oneDNN %s: %s\n", cell->name, impl);
+            told = cell;
+        }
+        hdiff = hidden_diff(model, &batch, bench_onednn_hidden(dn));
+        gdiff = grad_diff(model, dn);
+        ldiff = fabs(bench_onednn_loss(dn) - es.loss) / fabs(es.loss);
+        ws = (double)bench_onednn_workspace_bytes(dn);
+    }
+
+    /* the peak, three times through the run; interleaved iterations */
+    double peak_s[3];
+    int n_peak = 0;
+    peak_s[n_peak++] = square_seconds(sa, sb, sc);
+    for (int i = 0; i < iters; i++) {
+        double t0 = expt_now();
+        if (bptt_exec_run(full.plan, model, &batch, mem, &es) != BPTT_OK) {
+            fprintf(stderr, "bench-train: full BPTT failed\n");
+            goto done;
+        }
+        ours[i] = expt_now() - t0;
+        if (dn) {
+            t0 = expt_now();
+            if (bench_onednn_iteration(dn, why, sizeof why) != 0) {
+                fprintf(stderr, "bench-train: %s H=%zu: %s\n", cell->name, H,
+                        why);
+                goto done;
+            }
+            theirs[i] = expt_now() - t0;
+            ratio[i] = ours[i] / theirs[i];
+        }
+        if (i == iters / 2)
+            peak_s[n_peak++] = square_seconds(sa, sb, sc);
+    }
+    peak_s[n_peak++] = square_seconds(sa, sb, sc);
+    double best = peak_s[0];
+    for (int k = 1; k < n_peak; k++)
+        best = peak_s[k] < best ? peak_s[k] : best;
+    const double peak = 2.0 * ROOF_N * ROOF_N * ROOF_N / best / 1e9;
+    if (dn)
+        finite = finite && bench_onednn_finite(dn);
+
+    bptt_flops f;
+    bptt_model_flops(model, &f);
+    const double rec = (double)T * (f.cell_forward + f.cell_backward) / 1e9;
+    const spread so = spread_of(ours, iters);
+    double noise_o, noise_d = NAN;
+    const double tr_o = trend_of(ours, iters, &noise_o);
+    printf("%-5s %4zu %3d %5zu %3zu %4zu %4d %8.4f %8.4f %8.4f", cell->name,
+           H, threads, T, B, X, iters, so.med, so.min, so.max);
+    double tr_d = NAN;
+    if (dn) {
+        const spread sd = spread_of(theirs, iters);
+        const spread sr = spread_of(ratio, iters);
+        tr_d = trend_of(theirs, iters, &noise_d);
+        printf(" %8.4f %8.4f %8.4f %6.3f %7.1f %7.1f %5.0f%% %7.1f %5.0f%%",
+               sd.med, sd.min, sd.max, sr.med, peak, rec / so.med,
+               100.0 * rec / so.med / peak, rec / sd.med,
+               100.0 * rec / sd.med / peak);
+    } else {
+        printf(" %8s %8s %8s %6s %7.1f %7.1f %5.0f%% %7s %6s", "n/a", "n/a",
+               "n/a", "n/a", peak, rec / so.med, 100.0 * rec / so.med / peak,
+               "n/a", "n/a");
+    }
+    printf(" %7.3f", tr_o);
+    if (dn)
+        printf(" %7.3f %8.2f %8.2f %8.1e %8.1e %8.1e", tr_d,
+               ckpt / 1048576.0, ws / 1048576.0, hdiff, gdiff, ldiff);
+    else
+        printf(" %7s %8.2f %8s %8s %8s %8s", "n/a", ckpt / 1048576.0, "n/a",
+               "n/a", "n/a", "n/a");
+    /* flags: a trend above the noise, oneDNN's outputs not finite */
+    int flagged = 0;
+    if (tr_o > noise_o) {
+        printf(" TREND:bptt(>%.2f)", noise_o);
+        flagged = 1;
+    }
+    if (dn && tr_d > noise_d) {
+        printf(" TREND:onednn(>%.2f)", noise_d);
+        flagged = 1;
+    }
+    if (dn && !finite) {
+        printf(" NONFINITE:onednn");
+        flagged = 1;
+    }
+    printf("%s\n", flagged ? "" : " -");
+    for (int i = 0; verbose && i < iters; i++) /* -v: every iteration */
+        if (dn)
+            printf("# iteration %d: bptt %.6f s, oneDNN %.6f s\n", i + 1,
+                   ours[i], theirs[i]);
+        else
+            printf("# iteration %d: bptt %.6f s\n", i + 1, ours[i]);
+    fflush(stdout);
+    if (dn && !finite) {
+        fprintf(stderr, "bench-train: %s H=%zu: oneDNN's outputs are not "
+                        "all finite\n", cell->name, H);
+        goto done;
+    }
+    rc = 0;
+done:
+    bench_onednn_close(dn);
+    bptt_plan_free(full.plan);
+    bptt_session_close(session);
+    bptt_mem_free(mem);
+    free(ours);
+    free(theirs);
+    free(ratio);
+    free(sa);
+    free(sb);
+    free(sc);
+    return rc;
+}
+
+static void onednn_header(int iters, const char *blas)
+{
+    printf("# bench-train against oneDNN %s: full BPTT (bptt) and oneDNN's "
+           "RNN primitives (forward_training + backward with weight "
+           "gradients, f32), one layer, the same weights, batch, output "
+           "layer and loss (oneDNN's side: OpenBLAS over all T*B rows at "
+           "once); %d iterations each, interleaved (bptt, oneDNN, bptt, "
+           "...); OpenMP and OpenBLAS threads = thr for both\n",
+           bench_onednn_version(), iters);
+    printf("# *_s, *_min, *_max: seconds per iteration, median, min, max; "
+           "ratio: median of the side-by-side ratios bptt/oneDNN (< 1: bptt "
+           "faster); peak: OpenBLAS SGEMM on %d^3 at thr threads, best of 3 "
+           "in this run (GFLOP/s); *_gf: recurrent-layer GEMM flops (cell "
+           "forward + backward) per second at the median, *_pk: %% of peak\n",
+           ROOF_N);
+    printf("# trend_*: median of the last quarter of the iterations over "
+           "the first quarter's, flagged TREND above max(1.10, the first "
+           "quarter's max/min); ckpt_MiB: our checkpoints' measured peak, "
+           "ws_MiB: oneDNN's workspace; hdiff: max |h_bptt - h_oneDNN| / "
+           "max |h| over all steps; gdiff: max over W, b, Wo, bo of "
+           "|g_bptt - g_oneDNN| / |g_bptt| (2-norms); ldiff: relative loss "
+           "difference\n");
+    printf("# per-step GEMMs: %s; OpenBLAS kernels: %s\n",
+           bptt_cell_kernel(), blas);
+    if (!bench_onednn_available())
+        printf("# oneDNN: %s\n", BENCH_ONEDNN_NA);
+    printf("%-5s %4s %3s %5s %3s %4s %4s %8s %8s %8s %8s %8s %8s %6s %7s "
+           "%7s %6s %7s %6s %7s %7s %8s %8s %8s %8s %8s %s\n",
+           "cell", "H", "thr", "T", "B", "X", "n", "bptt_s", "bptt_min",
+           "bptt_max", "dnnl_s", "dnnl_min", "dnnl_max", "ratio", "peak",
+           "bptt_gf", "b_pk", "dnnl_gf", "d_pk", "trend_b", "trend_d",
+           "ckpt_MiB", "ws_MiB", "hdiff", "gdiff", "ldiff", "flags");
+}
+
+/* "a,b,c": 1 to 8 whole numbers from lo to hi into v; their count, or -1
+ * after one line on stderr */
+static int list_option(int opt, const char *text, int64_t lo, int64_t hi,
+                       int64_t *v)
+{
+    int n = 0;
+    for (const char *p = text;; p++) {
+        const size_t len = strcspn(p, ",");
+        if (n == 8 || bptt_parse_whole(p, len, &v[n]) != 0 || v[n] < lo ||
+            v[n] > hi) {
+            fprintf(stderr, "bench-train: -%c wants 1 to 8 whole numbers "
+                            "from %" PRId64 " to %" PRId64 ", comma-"
+                            "separated, not '%s'\n", opt, lo, hi, text);
+            return -1;
+        }
+        n++;
+        p += len;
+        if (!*p)
+            return n;
+    }
+}
+
+static int positive_option(int opt, const char *text, int64_t max,
+                           int64_t *out)
+{
+    if (bptt_parse_whole(text, strlen(text), out) != 0 || *out < 1 ||
+        *out > max) {
+        fprintf(stderr, "bench-train: -%c wants a whole number from 1 to "
+                        "%" PRId64 ", not '%s'\n", opt, max, text);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     (void)bptt_blas_reexec(argv); /* OpenBLAS's best kernels (blascore.h) */
-    int rounds = 3, n_h = 3, n_j = 1, n_k = 1;
-    int64_t hs[8] = {128, 256, 512}, js[8], ks[8] = {0};
-    const char *cells = "lstm,rnn";
+    int rounds = 3, n_h = 3, n_j = 1, n_k = 1, iters = 12, verbose = 0;
+    int64_t hs[8] = {128, 256, 512}, js[8], ks[8] = {0}, v;
+    const char *cells = "lstm,rnn", *mode = "both";
     js[0] = 1;
 #ifdef _OPENMP
     if (omp_get_max_threads() > 1)
         js[n_j++] = omp_get_max_threads();
 #endif
     int o;
-    while ((o = getopt(argc, argv, "r:c:H:j:k:")) != -1) {
+    opterr = 0; /* one line of our own below */
+    while ((o = getopt(argc, argv, "m:r:n:vc:H:j:k:T:B:X:")) != -1) {
         switch (o) {
-        case 'r': rounds = atoi(optarg) > 0 ? atoi(optarg) : 1; break;
+        case 'm': mode = optarg; break;
+        case 'r':
+            if (positive_option(o, optarg, 32, &v) != 0)
+                return 2;
+            rounds = (int)v;
+            break;
+        case 'n':
+            if (positive_option(o, optarg, MAX_ITERS, &v) != 0)
+                return 2;
+            iters = (int)v;
+            break;
+        case 'v': verbose = 1; break;
         case 'c': cells = optarg; break;
-        case 'H': n_h = expt_parse_list(optarg, hs, 8); break;
-        case 'j': n_j = expt_parse_list(optarg, js, 8); break;
-        case 'k': n_k = expt_parse_list(optarg, ks, 8); break;
+        case 'H':
+            if ((n_h = list_option(o, optarg, 1, 100000, hs)) < 0)
+                return 2;
+            break;
+        case 'j':
+            if ((n_j = list_option(o, optarg, 1, 1024, js)) < 0)
+                return 2;
+            break;
+        case 'k':
+            if ((n_k = list_option(o, optarg, 1, BPTT_WGRAD_STEPS_MAX,
+                                   ks)) < 0)
+                return 2;
+            break;
+        case 'T': case 'B': case 'X':
+            if (positive_option(o, optarg, 1000000, &v) != 0)
+                return 2;
+            *(o == 'T' ? &dims.T : o == 'B' ? &dims.B : &dims.X) = (size_t)v;
+            break;
         default:
-            fprintf(stderr, "usage: bench-train [-r ROUNDS] [-c CELL,...] "
-                            "[-H H,...] [-j THREADS,...] [-k STEPS,...]\n");
+            fprintf(stderr, "bench-train: bad option -%c, or its value missing "
+                            "(usage: bench-train "
+                            "[-m strategies|onednn|both] "
+                            "[-r ROUNDS] [-n ITERS] [-v] [-c CELL,...] "
+                            "[-H H,...] "
+                            "[-j THREADS,...] [-k STEPS,...] [-T T] [-B B] "
+                            "[-X X])\n", optopt ? optopt : o);
             return 2;
         }
     }
-    bptt_meta meta;
-    bptt_meta_collect(&meta);
-    printf("# bench-train: T=1000 B=32 X=64 V=64, one layer; median of %d "
-           "rounds, strategies interleaved in each round; per-step GEMMs: "
-           "%s\n"
-           "# k: steps per weight-gradient block; gflops: GEMM flops of a "
-           "full-BPTT iteration per second;\n# sgemm: the same GEMM calls "
-           "alone, share: sgemm time / iteration time; sgemm1, share1: the "
-           "same with dW added every step;\n# roof: OpenBLAS on one "
-           "1024^3 product at this thread count (GFLOP/s), roof%%: gflops / "
-           "roof\n",
-           rounds, bptt_cell_kernel());
-    char blas[160];
-    bptt_meta_blas_text(&meta, blas, sizeof blas);
-    printf("# OpenBLAS kernels: %s\n", blas);
-    printf("%-5s %4s %4s %3s %8s %8s %8s %7s %8s %7s %7s %6s %8s %8s %8s\n",
-           "cell", "H", "thr", "k", "full_s", "gflops", "sgemm", "share",
-           "sgemm1", "share1", "roof", "roof%", "msm5%", "msm10%", "chen");
-    int rc = 0;
-    char *list = strdup(cells), *save = NULL;
-    for (char *c = strtok_r(list, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+    const int strategies = strcmp(mode, "strategies") == 0 ||
+                           strcmp(mode, "both") == 0;
+    const int onednn = strcmp(mode, "onednn") == 0 || strcmp(mode, "both") == 0;
+    if (!strategies && !onednn) {
+        fprintf(stderr, "bench-train: -m wants strategies, onednn or both, "
+                        "not '%s'\n", mode);
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "bench-train: unexpected argument '%s'\n",
+                argv[optind]);
+        return 2;
+    }
+    /* every cell named is known before anything runs */
+    const bptt_cell_type *list[8];
+    int n_cells = 0;
+    char *copy = strdup(cells), *save = NULL;
+    if (!copy)
+        return 1;
+    for (char *c = strtok_r(copy, ",", &save); c;
+         c = strtok_r(NULL, ",", &save)) {
         const bptt_cell_type *cell = bptt_cell_find(c);
-        if (!cell) {
+        if (!cell || n_cells == 8) {
             char names[128];
             bptt_cell_names(names, sizeof names, " or ");
-            fprintf(stderr, "bench-train: unknown cell '%s' (use %s)\n", c,
-                    names);
-            rc = 2;
-            break;
+            if (cell)
+                fprintf(stderr, "bench-train: at most 8 cells\n");
+            else
+                fprintf(stderr, "bench-train: unknown cell '%s' (use %s)\n",
+                        c, names);
+            free(copy);
+            return 2;
         }
-        for (int i = 0; i < n_h; i++)
-            for (int j = 0; j < n_j; j++)
-                for (int q = 0; q < n_k; q++)
-                    if (hs[i] > 0 && js[j] > 0 && ks[q] >= 0)
-                        rc |= bench_size(cell, (size_t)hs[i], (int)js[j],
-                                         rounds, (size_t)ks[q]);
+        list[n_cells++] = cell;
     }
-    free(list);
+    free(copy);
+
+    bptt_meta meta;
+    bptt_meta_collect(&meta);
+    char blas[160];
+    bptt_meta_blas_text(&meta, blas, sizeof blas);
+    int rc = 0;
+    if (strategies) {
+        printf("# bench-train: T=%zu B=%zu X=%zu, one layer; median of %d "
+               "rounds, strategies interleaved in each round; per-step GEMMs: "
+               "%s\n"
+               "# k: steps per weight-gradient block; gflops: GEMM flops of a "
+               "full-BPTT iteration per second;\n# sgemm: the same GEMM calls "
+               "alone, share: sgemm time / iteration time; sgemm1, share1: the "
+               "same with dW added every step;\n# roof: OpenBLAS on one "
+               "%d^3 product at this thread count (GFLOP/s), roof%%: gflops / "
+               "roof\n",
+               dims.T, dims.B, dims.X, rounds, bptt_cell_kernel(), ROOF_N);
+        printf("# OpenBLAS kernels: %s\n", blas);
+        printf("%-5s %4s %4s %3s %8s %8s %8s %7s %8s %7s %7s %6s %8s %8s "
+               "%8s\n",
+               "cell", "H", "thr", "k", "full_s", "gflops", "sgemm", "share",
+               "sgemm1", "share1", "roof", "roof%", "msm5%", "msm10%", "chen");
+        for (int c = 0; c < n_cells; c++)
+            for (int i = 0; i < n_h; i++)
+                for (int j = 0; j < n_j; j++)
+                    for (int q = 0; q < n_k; q++)
+                        if (hs[i] > 0 && js[j] > 0 && ks[q] >= 0)
+                            rc |= bench_size(list[c], (size_t)hs[i],
+                                             (int)js[j], rounds,
+                                             (size_t)ks[q]);
+    }
+    if (onednn) {
+        if (strategies)
+            printf("\n");
+        onednn_header(iters, blas);
+        for (int c = 0; c < n_cells; c++)
+            for (int i = 0; i < n_h; i++)
+                for (int j = 0; j < n_j; j++)
+                    if (hs[i] > 0 && js[j] > 0)
+                        rc |= bench_vs_onednn(list[c], (size_t)hs[i],
+                                              (int)js[j], iters, verbose);
+    }
     return rc;
 }

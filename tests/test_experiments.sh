@@ -17,8 +17,12 @@
 #    MSM point's measured checkpoint peak lies within its budget, forward
 #    ops per step never rise as the budget grows (optimal plans) and reach 1
 #    at 100%, times and ratios are positive, min <= median <= max over the
-#    rounds for both; nothing disturbed, nothing rerun; the figure exists;
-#    stderr holds only the one summary line.
+#    rounds for both (full BPTT's own spread brackets 1), every run's
+#    forward and backward step seconds are positive, and predicted_ratio is
+#    1 + (forward ops per step - 1) t f / S from full BPTT's row (f its
+#    forward step seconds, S its seconds per iteration); nothing disturbed,
+#    nothing rerun; the figure exists; stderr holds only the one summary
+#    line.
 # 1b. fig3-headline -s -1 (every run taken as disturbed by the hypervisor):
 #    three tries of every run, the CSV counts 30 reruns, and every kept run
 #    is still disturbed; bad -s values are refused; a bptt that does not
@@ -26,8 +30,10 @@
 # 1c. experiments/headline, msm 5%'s first try disturbed, every try of
 #    msm 10% disturbed: msm 5% is run again once and kept clean, msm 10%
 #    three times and kept flagged, with the least disturbed try (CPU share
-#    0.62); the table shows median [min-max] per row, flags msm 10% (only)
-#    with *, and its footer counts the rounds, runs, disturbed and reruns,
+#    0.62); the table shows median [min-max] and the predicted ratio per
+#    row (full BPTT: 1.00x, its spread, 1.00x), flags msm 10% (only)
+#    with *, says how the prediction is made and whether MSM at 100% came
+#    out within full BPTT's spread, and its footer counts the rounds, runs, disturbed and reruns,
 #    names msm 10% as not to be trusted and names bptt's OpenBLAS kernels.
 # 1d. headline, every try of the closing full BPTT run disturbed and
 #    OpenBLAS's kernels recorded as older than the CPU's: every row is
@@ -146,11 +152,14 @@ awk -F, -v core="$core" '
               if ($0 !~ /^# full BPTT s\/iter, round by round/ || w[n] + 0 <= 0 || w[n - 2] + 0 <= 0) bad("second comment: " $0)
               next }
     NR == 3 { if ($0 !~ "^# measured with: threads=[1-9][0-9]*; blas_core=" core "; blas_core_source=(openblas|bptt|user); blas_core_slow=[01]; cpu_isa=[^;]+; cpu_model=[^;]*; cpu_cores=[1-9]") bad("third comment: " $0); next }
-    NR == 4 { if ($0 != "strategy,budget,forward_ops_per_step,checkpoint_peak_bytes,full_checkpoint_bytes,total_tracked_peak_bytes,rss_peak_bytes,seconds_per_iter,checkpoint_fraction,total_fraction,time_ratio,steal_seconds,time_ratio_min,time_ratio_max,seconds_per_iter_min,seconds_per_iter_max,cpu_share_min,runs,disturbed,ref_disturbed,reruns") bad("header: " $0)
+    NR == 4 { if ($0 != "strategy,budget,forward_ops_per_step,checkpoint_peak_bytes,full_checkpoint_bytes,total_tracked_peak_bytes,rss_peak_bytes,seconds_per_iter,checkpoint_fraction,total_fraction,time_ratio,steal_seconds,time_ratio_min,time_ratio_max,seconds_per_iter_min,seconds_per_iter_max,cpu_share_min,runs,disturbed,ref_disturbed,reruns,forward_step_seconds,backward_step_seconds,predicted_ratio") bad("header: " $0)
               split("full,100% chen,100% msm,1% msm,2% msm,3% msm,5% msm,7% msm,10% msm,15% msm,20% msm,30% msm,50% msm,70% msm,100%", want, " ")
               next }
     { rows++
-      if (NF != 21) bad(NF " fields")
+      if (NF != 24) bad(NF " fields")
+      if ($22 + 0 <= 0 || $23 + 0 <= 0) bad("step seconds: forward " $22 ", backward " $23)
+      if ($1 == "full") { F = $22; S = $8 } # the first row: the prediction'"'"'s rates
+      else if ((d = $24 - (1 + ($3 - 1) * 50 * F / S)) > 1e-3 || d < -1e-3) bad("predicted_ratio " $24 " is not 1 + (" $3 " - 1) x 50 x " F " / " S)
       if ($1 "," $2 != want[rows]) bad("point " $1 " " $2 ", expected " want[rows])
       if ($8 + 0 <= 0 || $11 + 0 <= 0 || $12 + 0 < 0) bad("time " $8 ", ratio " $11 ", steal " $12)
       if (!($13 + 0 > 0 && $13 + 0 <= $11 + 0 && $11 + 0 <= $14 + 0)) bad("ratio not min " $13 " <= median " $11 " <= max " $14)
@@ -158,7 +167,7 @@ awk -F, -v core="$core" '
       if ($17 != "0.9700" || $18 != ($1 == "full" ? 3 : 2) || $19 != 0 || $20 != 0 || $21 != 0)
           bad("cpu share " $17 ", runs " $18 ", disturbed " $19 ", ref_disturbed " $20 ", reruns " $21 " (undisturbed: 0.9700, 2, 0, 0, 0)")
       if ($9 != sprintf("%.6f", $4 / $5)) bad("checkpoint_fraction " $9 " is not " $4 "/" $5)
-      if ($1 == "full" && ($11 != "1.000000" || $13 != "1.000000" || $14 != "1.000000" || $3 != "1.0000" || $4 != $5)) bad("full BPTT: ratio " $11 ", fwd " $3)
+      if ($1 == "full" && ($11 != "1.000000" || $13 + 0 > 1 || $14 + 0 < 1 || $24 != "1.000000" || $3 != "1.0000" || $4 != $5)) bad("full BPTT: ratio " $11 " [" $13 "-" $14 "], predicted " $24 ", fwd " $3)
       if ($1 == "msm") {
           b = $2; sub(/%$/, "", b)
           if ($4 > $5 * b / 100) bad("checkpoint peak " $4 " above " b "% of " $5)
@@ -181,7 +190,7 @@ calls=$(wc -l < "$tmp/state/calls")
 [ "$calls" -eq 45 ] || fail "fig3-headline -s -1 ran bptt run $calls times, not 3 x 15"
 head -n 1 "$tmp/rerun/fig3-headline.csv" | grep -q '; 30 reruns of disturbed runs (.*), 15 kept still disturbed;' ||
     fail "fig3-headline -s -1 does not count its 30 reruns: $(head -n 1 "$tmp/rerun/fig3-headline.csv")"
-[ "$(grep -c '^msm,.*,1,1,1,2$' "$tmp/rerun/fig3-headline.csv")" -eq 12 ] ||
+[ "$(grep -c '^msm,.*,1,1,1,2,[^,]*,[^,]*,[^,]*$' "$tmp/rerun/fig3-headline.csv")" -eq 12 ] ||
     fail "fig3-headline -s -1: not 12 MSM points each run once, kept disturbed after 2 reruns"
 has "$tmp/rerun/fig3-headline.csv" full 100% runs=2 disturbed=2 ref_disturbed=0 reruns=4
 for bad in x 0.5.1 1-2 ''; do
@@ -213,24 +222,28 @@ for p in "full 100%" "chen 100%" "msm 1%" "msm 7%" "msm 100%"; do
 done
 awk -v core="$core" '
     function bad(m) { print "FAIL: headline table: " m > "/dev/stderr"; err = 1; exit 1 }
-    /^strategy budget .* vs full \[min-max\]$/ { hdr = 1; next }
+    /^strategy budget .* vs full \[min-max\] +predicted$/ { hdr = 1; next }
     hdr && /^(full|chen|msm) / { rows++
         star = $NF == "*"
-        if ($1 == "full") { if ($0 !~ / 1\.00x \(the reference\)$/) bad("full row: " $0); next }
+        pred = star ? $(NF - 1) : $NF
+        if (pred !~ /^[0-9]+\.[0-9][0-9]x$/ || pred + 0 < 1) bad("predicted " pred ": " $0)
+        if ($1 == "full") { if ($0 !~ / 1\.00x \[[0-9.]+-[0-9.]+\] +1\.00x$/) bad("full row: " $0); next }
         if (!match($0, /[0-9.]+x \[[0-9.]+-[0-9.]+\]/)) bad("no median [min-max]: " $0)
         split(substr($0, RSTART, RLENGTH), w, /x \[|-|\]/)
         if (!(w[2] + 0 <= w[1] + 0 && w[1] + 0 <= w[3] + 0)) bad("not min <= median <= max: " $0)
         if (star != ($1 == "msm" && $2 == "10%")) bad((star ? "flagged: " : "not flagged: ") $0)
         next }
     hdr && /^vs full: / { hdr = 0; foot = 1
-        if ($0 !~ /^vs full: median \[min-max\] over 1 round; 18 runs, 4 judged disturbed \(3 run again, 1 kept still disturbed\); [1-9][0-9]* threads\.$/) bad("footer: " $0)
+        if ($0 !~ /^vs full: median \[min-max\] over 1 round \(full BPTT.s range: its own runs over their median\); 18 runs, 4 judged disturbed \(3 run again, 1 kept still disturbed\); [1-9][0-9]* threads\.$/) bad("footer: " $0)
         next }
+    foot && /^predicted: the plan.s forward ops at full BPTT.s measured forward step \([0-9.]+ ms, [0-9]+% of its iteration\): 1 \+ \(fwd\/step - 1\) x [0-9.]+\.$/ { p = 1 }
+    foot && /^MSM at 100% runs full BPTT.s own plan: [0-9.]+x \[[0-9.]+-[0-9.]+\], (within|OUTSIDE .*) full BPTT.s spread \[[0-9.]+-[0-9.]+\]\.$/ { same = 1 }
     foot && /^OpenBLAS kernels: / { k = 1; if (index($0, "OpenBLAS kernels: " core " (") != 1) bad("kernels not " core ": " $0) }
     foot && /^\* msm 10%: its run stayed disturbed after three tries in 1 of 1 rounds \(CPU share down to 0\.62; .*\); its ratio is not to be trusted\.$/ { f = 1 }
     foot && /^\* / && !/^\* msm 10%: / { bad("other flag: " $0) }
     /^Figure: / { foot = 0 }
     END { if (err) exit 1
-          if (rows != 4 || !k || !f) { print "FAIL: headline table: " rows " rows, kernels line " k ", msm 10% flag line " f > "/dev/stderr"; exit 1 } }
+          if (rows != 4 || !k || !f || !p || !same) { print "FAIL: headline table: " rows " rows, kernels line " k ", msm 10% flag line " f ", predicted line " p ", MSM at 100% line " same > "/dev/stderr"; exit 1 } }
 ' "$tmp/table" || fail "headline output:
 $(cat "$tmp/table")"
 

@@ -464,19 +464,19 @@ static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
     const spread so = spread_of(ours, iters);
     double noise_o, noise_d = NAN;
     const double tr_o = trend_of(ours, iters, &noise_o);
-    printf("%-5s %4zu %3d %5zu %3zu %4zu %4d %8.4f %8.4f %8.4f", cell->name,
+    printf("%-5s %4zu %3d %5zu %3zu %4zu %4d %8.3g %8.3g %8.3g", cell->name,
            H, threads, T, B, X, iters, so.med, so.min, so.max);
     double tr_d = NAN;
     if (dn) {
         const spread sd = spread_of(theirs, iters);
         const spread sr = spread_of(ratio, iters);
         tr_d = trend_of(theirs, iters, &noise_d);
-        printf(" %8.4f %8.4f %8.4f %6.3f %7.1f %7.1f %5.0f%% %7.1f %5.0f%%",
+        printf(" %8.3g %8.3g %8.3g %6.3f %7.1f %7.3g %5.0f%% %7.3g %5.0f%%",
                sd.med, sd.min, sd.max, sr.med, peak, rec / so.med,
                100.0 * rec / so.med / peak, rec / sd.med,
                100.0 * rec / sd.med / peak);
     } else {
-        printf(" %8s %8s %8s %6s %7.1f %7.1f %5.0f%% %7s %6s", "n/a", "n/a",
+        printf(" %8s %8s %8s %6s %7.1f %7.3g %5.0f%% %7s %6s", "n/a", "n/a",
                "n/a", "n/a", peak, rec / so.med, 100.0 * rec / so.med / peak,
                "n/a", "n/a");
     }

@@ -283,6 +283,22 @@ static const char *kept_text(run_state *s, char *buf, size_t cap)
     return buf;
 }
 
+/* What a run that completed keeps when writing an output at its end
+ * fails: "; kept: the trace of N iterations in FILE[, the memory trace in
+ * FILE]" (memtrace: the memory trace was written), or "" when nothing. */
+static void kept_at_end(const run_args *a, int memtrace, char *buf,
+                        size_t cap)
+{
+    buf[0] = '\0';
+    if (a->trace)
+        snprintf(buf, cap, "; kept: the trace of %" PRId64 " iteration%s in "
+                 "%s", a->iters, a->iters == 1 ? "" : "s", a->trace);
+    if (memtrace)
+        snprintf(buf + strlen(buf), cap - strlen(buf),
+                 "%s the memory trace in %s", a->trace ? "," : "; kept:",
+                 a->memory_trace);
+}
+
 /* The one line of a run that stops early: "bptt run: WHAT; kept: ..." */
 __attribute__((format(printf, 3, 4))) static int
 stopped(run_state *s, int code, const char *fmt, ...)
@@ -443,11 +459,8 @@ static int finish(run_state *s)
         const int err = bptt_memtrace_write(a->memory_trace, s->points,
                                             s->plan->n_actions);
         if (err) {
-            char kept[4200] = "";
-            if (a->trace)
-                snprintf(kept, sizeof kept, "; kept: the trace of %" PRId64
-                         " iteration%s in %s", a->iters,
-                         a->iters == 1 ? "" : "s", a->trace);
+            char kept[4200];
+            kept_at_end(a, 0, kept, sizeof kept);
             free(result);
             return cli_error(err == EEXIST ? EXIT_USAGE : 1, CMD,
                              "--memory-trace %s: %s; not written: the "
@@ -463,15 +476,8 @@ static int finish(run_state *s)
                                    bptt_session_batch(s->session),
                                    bptt_session_last_params(s->session));
         if (err) {
-            char kept[4200] = "";
-            if (a->trace)
-                snprintf(kept, sizeof kept, "; kept: the trace of %" PRId64
-                         " iteration%s in %s", a->iters,
-                         a->iters == 1 ? "" : "s", a->trace);
-            if (a->memory_trace)
-                snprintf(kept + strlen(kept), sizeof kept - strlen(kept),
-                         "%s the memory trace in %s", a->trace ? "," : "; "
-                         "kept:", a->memory_trace);
+            char kept[4200];
+            kept_at_end(a, a->memory_trace != NULL, kept, sizeof kept);
             free(result);
             return cli_error(1, CMD, "--dump-grads %s: %s%s; not written: "
                              "the result, the gradient dump", a->dump_dir,

@@ -321,6 +321,13 @@ static const bad_case bad_cases[] = {
     {{"--length", "x", "--out", "x", NULL}, 2, "not a whole number"},
     {{"--length", "0", "--out", "x", NULL}, 2, "out of range"},
     {{"--length", "1:1000000", "--out", "x", NULL}, 2, "more than 100000"},
+    /* one past the cap, whether the range comes alone or after a list;
+     * and a range far past it, refused before any value is made */
+    {{"--length", "1:100001", "--out", "x", NULL}, 2, "more than 100000"},
+    {{"--length", "1,2,3,4:100001", "--out", "x", NULL}, 2,
+     "more than 100000"},
+    {{"--length", "1:2147483642", "--out", "x", NULL}, 2, "more than 100000"},
+    {{"--length", "2:200002:2", "--out", "x", NULL}, 2, "more than 100000"},
     {{"--length", "1:100000", "--memory", "1:20", "--out", "x", NULL}, 2,
      "more than 1000000 points"},
     {{"--length", "10", "--memory", "1MiB:4%:1", "--out", "x", NULL}, 2,

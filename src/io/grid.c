@@ -281,6 +281,12 @@ static int expand_range(const char *label, const char *item, char **part,
     if (start < lo || stop > hi)
         return fail(err, "%s: range '%s' leaves %" PRId64 "..%" PRId64
                     " (give values in that interval)", label, item, lo, hi);
+    /* an arithmetic range's size is known before any value is made: one
+     * past the cap is refused at once, not after filling the axis */
+    if (!geometric && ((uint64_t)stop - (uint64_t)start) / (uint64_t)step >=
+                          (uint64_t)(BPTT_GRID_MAX_VALUES - v->n))
+        return fail(err, "%s: more than %d values (use a larger step)",
+                    label, BPTT_GRID_MAX_VALUES);
     for (int64_t x = start;;) {
         if (v->n >= BPTT_GRID_MAX_VALUES)
             return fail(err, "%s: more than %d values (use a larger step)",

@@ -141,6 +141,15 @@ static int make_plan(arm *a, size_t T, const bptt_model *m)
                           &a->st, NULL);
 }
 
+/* OpenMP's threads (ours, and oneDNN's) and OpenBLAS's, the same count. */
+static void set_threads(int threads)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    openblas_set_num_threads(threads);
+}
+
 /* The sizes other than H (-T, -B, -X). */
 static struct {
     size_t T, B, X;
@@ -150,10 +159,7 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
                       int rounds, size_t K)
 {
     const size_t T = dims.T, B = dims.B, X = dims.X;
-#ifdef _OPENMP
-    omp_set_num_threads(threads);
-#endif
-    openblas_set_num_threads(threads);
+    set_threads(threads);
     bptt_mem *mem = bptt_mem_alloc();
     const bptt_session_spec sp = {.cell = cell, .layers = 1, .hidden = H,
                                   .batch = B, .length = T, .input = X,
@@ -342,10 +348,7 @@ static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
                            int iters, int verbose)
 {
     const size_t T = dims.T, B = dims.B, X = dims.X;
-#ifdef _OPENMP
-    omp_set_num_threads(threads);
-#endif
-    openblas_set_num_threads(threads);
+    set_threads(threads);
     int rc = 1;
     bptt_mem *mem = bptt_mem_alloc();
     bptt_session *session = NULL;

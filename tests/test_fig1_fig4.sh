@@ -27,15 +27,8 @@
 # Needs BPTT (the binary, in its build tree) and EXPERIMENTS, as make check
 # sets them; skipped (77) without gnuplot.
 set -eu
-: "${BPTT:?BPTT is not set (run through make check)}"
-: "${EXPERIMENTS:?EXPERIMENTS is not set (run through make check)}"
-if ! command -v gnuplot >/dev/null 2>&1; then
-    echo "SKIP: gnuplot is not installed (scripts/setup installs it)"
-    exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+: "${SRCDIR:?SRCDIR is not set (run through make check)}"
+. "$SRCDIR/tests/figtest.sh"
 
 # files NAME.{csv,png,svg} in DIR whole, nothing else left there
 check_files() { # DIR NAME

@@ -22,14 +22,10 @@
 # Needs BPTT and SRCDIR (make check sets them); skipped (77) without
 # gnuplot or python3.
 set -eu
-: "${BPTT:?BPTT is not set (run through make check)}"
 : "${SRCDIR:?SRCDIR is not set (run through make check)}"
-PLOT="$SRCDIR/experiments/plot-sweep"
-command -v gnuplot >/dev/null || { echo "SKIP: gnuplot is not installed"; exit 77; }
+. "$SRCDIR/tests/figtest.sh"
+PLOT="$EXPERIMENTS/plot-sweep"
 command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
 cd "$tmp"
 SOURCE_DATE_EPOCH=1700000000
 export SOURCE_DATE_EPOCH

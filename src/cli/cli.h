@@ -44,8 +44,9 @@ int cli_unknown_cell(const char *cmd, const char *opt, const char *name);
 /* After getopt_long returned ':' (missing value) or '?' (unknown option):
  * the one-line error, and EXIT_USAGE. */
 int cli_option_error(const char *cmd, int c, char **argv);
-/* EXIT_USAGE (with the error) if arguments remain after the options. */
-int cli_no_operands(const char *cmd, int argc, char **argv);
+/* The end of an option loop: rc (the loop's status) when not 0, else
+ * EXIT_USAGE (with the error) if arguments remain after the options. */
+int cli_no_operands(const char *cmd, int rc, int argc, char **argv);
 
 /* getopt_long over opts (short options: -h only) with the checks every
  * subcommand wants: a missing value, an unknown or ambiguous option, a

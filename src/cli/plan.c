@@ -284,9 +284,7 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
             rc = cli_option_error(CMD, c, argv);
         }
     }
-    if (rc)
-        return rc;
-    if ((rc = cli_no_operands(CMD, argc, argv)) != 0)
+    if ((rc = cli_no_operands(CMD, rc, argc, argv)) != 0)
         return rc;
     if (a->length == 0)
         return cli_error(EXIT_USAGE, CMD, "--length is required (e.g. "

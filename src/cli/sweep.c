@@ -211,9 +211,7 @@ int sweep_parse_args(int argc, char **argv, sweep *s, int *help)
             rc = cli_option_error(CMD, c, argv);
         }
     }
-    if (rc)
-        return rc;
-    if ((rc = cli_no_operands(CMD, argc, argv)) != 0)
+    if ((rc = cli_no_operands(CMD, rc, argc, argv)) != 0)
         return rc;
     if (n_actions > 1)
         return cli_error(EXIT_USAGE, CMD, "--list, --jobs, --only and --merge "

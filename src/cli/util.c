@@ -119,8 +119,10 @@ int cli_getopt(const char *cmd, int argc, char **argv,
     return c;
 }
 
-int cli_no_operands(const char *cmd, int argc, char **argv)
+int cli_no_operands(const char *cmd, int rc, int argc, char **argv)
 {
+    if (rc)
+        return rc;
     if (optind < argc)
         return cli_error(EXIT_USAGE, cmd, "unexpected argument '%s' (options "
                          "start with --; see bptt %s --help)", argv[optind],

@@ -24,7 +24,9 @@
  * and the default number of steps, and with cblas instead of the GEMM
  * kernel; the kernel agrees with a double-precision reference on shapes
  * around its tiles, writes nothing outside C and gives the same bits on
- * 1 and 2 threads; the model's workspaces have the documented sizes.
+ * 1 and 2 threads; on the kernel, whole training steps give the same bits
+ * on 1, 2, 3 and 7 threads; the model's workspaces have the documented
+ * sizes.
  *
  * Threads: every test runs with 2 OpenMP and 2 OpenBLAS threads, set in a
  * checked fixture (so in Check's child process).  Bit-identity across
@@ -502,6 +504,94 @@ START_TEST(test_gradients_identical)
     }
     ck_assert_int_eq(bptt_model_set_wgrad_steps(r.model, K0), BPTT_OK);
     free(ref0);
+    rig_close(&r);
+}
+END_TEST
+
+/* On the kernel a step is one parallel region whose threads share every
+ * product and row loop (model.c): the gradients and the loss are the same
+ * bits on 1, 2, 3 and 7 threads (rows and columns that do not divide
+ * evenly, more threads than rows), for every cell on one and two layers,
+ * and the forward step equals the cells' whole ops bit for bit.  On cblas
+ * (no team path) they agree to rounding. */
+static const config thread_configs[] = {
+    {"lstm", 2, "copy", 7, 5, 4, 37, 21},
+    {"gru", 2, "copy", 7, 3, 4, 33, 22},
+    {"rnn", 2, "copy", 7, 11, 4, 41, 23},
+    {"lstm", 1, "adding", 6, 9, 2, 70, 24},
+};
+
+static void set_threads(int t)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(t);
+#endif
+    openblas_set_num_threads(t);
+}
+
+START_TEST(test_threads_identical)
+{
+    rig r;
+    rig_open(&r, &thread_configs[_i]);
+    bptt_model *m = r.model;
+    const size_t n = m->n_params;
+    const int kernel = strcmp(bptt_cell_kernel(), "cblas") != 0;
+    static const int threads[] = {1, 2, 3, 7};
+    real *ref = NULL;
+    double ref_loss = 0;
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+        set_threads(threads[k]);
+        double loss;
+        real *g = full_grads(&r, &loss);
+        if (k == 0) {
+            ref = g;
+            ref_loss = loss;
+            continue;
+        }
+        if (kernel) {
+            const size_t d = first_diff(g, ref, n);
+            ck_assert_msg(d == n,
+                          "%s: gradient %zu on %d threads is %.9g, on 1 "
+                          "%.9g", r.name, d, threads[k],
+                          d < n ? (double)g[d] : 0.0,
+                          d < n ? (double)ref[d] : 0.0);
+            ck_assert_msg(memcmp(&loss, &ref_loss, sizeof loss) == 0,
+                          "%s: loss %.17g on %d threads, %.17g on 1",
+                          r.name, loss, threads[k], ref_loss);
+        } else {
+            ck_assert_msg(rel_diff(g, ref, n) < 1e-5,
+                          "%s: %d threads against 1: relative difference "
+                          "%.3g", r.name, threads[k], rel_diff(g, ref, n));
+        }
+        free(g);
+    }
+    free(ref);
+
+    /* one forward step on 3 threads against the cells' whole ops */
+    const size_t hl = m->hidden_len, il = m->internal_len;
+    real *in = malloc(hl * sizeof(real)), *s1 = malloc(il * sizeof(real)),
+         *s2 = malloc(il * sizeof(real)), *o1 = malloc(hl * sizeof(real)),
+         *o2 = malloc(hl * sizeof(real));
+    ck_assert(in && s1 && s2 && o1 && o2);
+    for (size_t k = 0; k < hl; k++)
+        in[k] = (real)sin(0.37 * (double)k);
+    const real *x = r.batch.x;
+    set_threads(3);
+    bptt_model_forward_step(m, x, in, s1, o1);
+    set_threads(1);
+    const size_t hv = m->cell->hidden_vecs * m->B * m->H;
+    const size_t iv = m->cell->internal_vecs * m->B * m->H;
+    for (size_t l = 0; l < m->L; l++)
+        m->cell->forward(&m->ws[l], m->params + m->tensor[2 * l].offset,
+                         m->params + m->tensor[2 * l + 1].offset,
+                         l == 0 ? x : o2 + (l - 1) * hv, in + l * hv,
+                         s2 + l * iv, o2 + l * hv);
+    ck_assert_msg(memcmp(s1, s2, il * sizeof(real)) == 0 &&
+                      memcmp(o1, o2, hl * sizeof(real)) == 0,
+                  "%s: the forward step differs from the cells' ops",
+                  r.name);
+    free(in), free(s1), free(s2), free(o1), free(o2);
+    set_threads(THREADS);
     rig_close(&r);
 }
 END_TEST
@@ -1041,6 +1131,8 @@ START_TEST(test_workspace_bytes)
     size_t packed = 0;
     for (size_t l = 0; l < m->L; l++)
         packed += bptt_cell_packed_len(G, m->ws[l].X, m->H);
+    if (packed) /* the kernel's output layer reads Wo^T (H, V) */
+        packed += m->H * m->V;
     ck_assert_uint_eq(m->wpack_bytes, packed * sizeof(real));
     const bptt_mem_stats *st = bptt_mem_stats_get(r.mem);
     ck_assert_uint_ge(st->current[BPTT_MEM_WORKING],
@@ -1129,6 +1221,9 @@ static Suite *train_suite(void)
     tcase_add_checked_fixture(tc, fixed_threads, NULL);
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_gradients_identical, 0, N_CONFIGS);
+    tcase_add_loop_test(tc, test_threads_identical, 0,
+                        (int)(sizeof thread_configs /
+                              sizeof thread_configs[0]));
     suite_add_tcase(su, tc);
 
     tc = tcase_create("training");

@@ -86,6 +86,27 @@ typedef struct {
      * cell keeps at exactly zero; NULL where every entry is free (RNN,
      * LSTM). */
     void (*zero_fixed)(size_t X, size_t H, real *W);
+    /* The ops above in parts over rows [r0, r1) of the batch, for a caller
+     * that runs the products itself (the kernel's path, model.c, one
+     * parallel region a step).  A forward op is: the gate product
+     * [x, h_prev] W^T + b written at s_out + gates_at*B*H (B, G*H), then
+     * forward_rows of every row.  A backward op is: backward_rows of every
+     * row (dgates, and what of dstate_prev does not come from the product,
+     * such as the LSTM's dc_prev), then the products (dh_prev or [dx,
+     * dh_prev] from dgates W, db), then backward_post_rows where not NULL
+     * (the GRU's dh z, kept in ws->xh, added to dh_prev).  h_rows rebuilds
+     * rows of h into scratch (B, H) and returns scratch, or returns the h
+     * stored in s; either way the whole (B, H) h is at the pointer. */
+    size_t gates_at;
+    void (*forward_rows)(const bptt_cell_ws *ws, const real *state_in,
+                         real *s_out, real *state_out, size_t r0, size_t r1);
+    void (*backward_rows)(const bptt_cell_ws *ws, const real *s,
+                          const real *dstate, real *dstate_prev,
+                          real *dgates, size_t r0, size_t r1);
+    void (*backward_post_rows)(const bptt_cell_ws *ws, real *dstate_prev,
+                               size_t r0, size_t r1);
+    const real *(*h_rows)(const bptt_cell_ws *ws, const real *s,
+                          real *scratch, size_t r0, size_t r1);
 } bptt_cell_type;
 
 extern const bptt_cell_type bptt_cell_rnn;

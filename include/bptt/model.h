@@ -97,7 +97,11 @@ typedef struct {
     /* W_l^T packed for the forward op's kernel (working set), NULL where
      * cblas does the forward op (bptt_cell_packed_len) */
     real *wpack[BPTT_MAX_LAYERS];
-    size_t wpack_bytes;
+    real *wo_t;       /* Wo^T (H, V), for the output layer on the kernel,
+                         NULL with cblas */
+    size_t wpack_bytes; /* all of wpack and wo_t */
+    double *row_loss; /* (B) each row's loss at a step, summed in row order
+                         (working set) */
     bptt_mem *mem;
 } bptt_model;
 

@@ -8,10 +8,13 @@
 #include "fastmath.h"
 #include "gemm.h"
 
-/* Elementwise loops run over rows in parallel (each element is computed
- * alone, so results do not depend on the thread count) and vectorize
- * within a row.  No BLAS call is made inside a parallel region. */
-#define PAR_ROWS _Pragma("omp parallel for schedule(static) if (B * H >= 8192)")
+/* Each op is written in parts over a range of rows (cell.h): the gate
+ * product (gemm.c), the elementwise rows, and for the backward op what
+ * follows the product.  The whole ops below run the rows in parallel
+ * (each element is computed alone, so results do not depend on the
+ * thread count) and vectorize within a row; the kernel's team path
+ * (model.c) calls the parts itself.  No BLAS call is made inside a
+ * parallel region. */
 #define SIMD _Pragma("omp simd")
 
 /* The cells' elementwise rows with exp in them (LSTM forward op, backward
@@ -37,6 +40,96 @@
 #endif
 #define INLINE __attribute__((always_inline)) static inline
 
+/* ---- the whole ops, from the parts ----------------------------------------- */
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* rows [r0, r1) of B for thread q of P: B cut evenly */
+#define ROWS_OF(B, q, P, r0, r1)                                             \
+    const size_t r0 = (B) * (size_t)(q) / (size_t)(P),                       \
+                 r1 = (B) * (size_t)((q) + 1) / (size_t)(P)
+
+/* fn(r0, r1) over all rows, in parallel where worth the threads */
+#ifdef _OPENMP
+#define OVER_ROWS(B, H, call)                                                \
+    _Pragma("omp parallel if ((B) * (H) >= 8192)")                           \
+    {                                                                        \
+        ROWS_OF(B, omp_get_thread_num(), omp_get_num_threads(), r0, r1);     \
+        call;                                                                \
+    }
+#else
+#define OVER_ROWS(B, H, call)                                                \
+    {                                                                        \
+        const size_t r0 = 0, r1 = (B);                                       \
+        call;                                                                \
+    }
+#endif
+
+static void whole_forward(const bptt_cell_type *c, const bptt_cell_ws *ws,
+                          const real *W, const real *b, const real *x,
+                          const real *state_in, real *s_out,
+                          real *state_out)
+{
+    const size_t B = ws->B, H = ws->H;
+    bptt_gemm_gates(ws, c->gates, W, b, x, state_in,
+                    s_out + c->gates_at * B * H);
+    OVER_ROWS(B, H, c->forward_rows(ws, state_in, s_out, state_out, r0, r1))
+}
+
+/* h_prev is the first block of every cell's internal state */
+static void whole_backward(const bptt_cell_type *c, const bptt_cell_ws *ws,
+                           const real *W, double *db, const real *x,
+                           const real *s, const real *dstate,
+                           real *dstate_prev, real *dx, real *dgates,
+                           real *xh)
+{
+    const size_t B = ws->B, H = ws->H;
+    OVER_ROWS(B, H,
+              c->backward_rows(ws, s, dstate, dstate_prev, dgates, r0, r1))
+    bptt_gemm_concat(ws, xh, x, s);
+    bptt_gemm_gates_backward(ws, c->gates, W, dgates, db, dstate_prev, dx);
+    if (c->backward_post_rows)
+        c->backward_post_rows(ws, dstate_prev, 0, B);
+}
+
+static const real *whole_h(const bptt_cell_type *c, const bptt_cell_ws *ws,
+                           const real *s, real *scratch)
+{
+    const size_t B = ws->B, H = ws->H;
+    const real *h = NULL;
+    OVER_ROWS(B, H, {
+        const real *hq = c->h_rows(ws, s, scratch, r0, r1);
+        if (r0 == 0)
+            h = hq;
+    })
+    return h;
+}
+
+/* the cells' entries: the whole ops of cell.h, by name */
+#define WHOLE_OPS(name, cell)                                                \
+    static void name##_forward(const bptt_cell_ws *ws, const real *W,        \
+                               const real *b, const real *x,                 \
+                               const real *state_in, real *s_out,            \
+                               real *state_out)                              \
+    {                                                                        \
+        whole_forward(&cell, ws, W, b, x, state_in, s_out, state_out);       \
+    }                                                                        \
+    static void name##_backward(const bptt_cell_ws *ws, const real *W,       \
+                                double *db, const real *x, const real *s,    \
+                                const real *dstate, real *dstate_prev,       \
+                                real *dx, real *dgates, real *xh)            \
+    {                                                                        \
+        whole_backward(&cell, ws, W, db, x, s, dstate, dstate_prev, dx,      \
+                       dgates, xh);                                          \
+    }                                                                        \
+    static const real *name##_h_of(const bptt_cell_ws *ws, const real *s,   \
+                                   real *scratch)                            \
+    {                                                                        \
+        return whole_h(&cell, ws, s, scratch);                               \
+    }
+
 /* ---- vanilla RNN: h = tanh(W [x, h_prev] + b) ---------------------------- */
 
 /* hr := tanh(hr), into out too */
@@ -51,32 +144,36 @@ INLINE void tanh_row(size_t H, real *hr, real *out)
 }
 ROWS(tanh_row, (size_t H, real *hr, real *out), (H, hr, out))
 
-static void rnn_forward(const bptt_cell_ws *ws, const real *W, const real *b,
-                        const real *x, const real *state_in, real *s_out,
-                        real *state_out)
+/* internal [h_prev, h]: the product leaves W [x, h_prev] + b in h */
+static void rnn_forward_rows(const bptt_cell_ws *ws, const real *state_in,
+                             real *s_out, real *state_out, size_t r0,
+                             size_t r1)
 {
-    const size_t n = ws->B * ws->H;
-    real *h = s_out + n; /* internal: [h_prev, h] */
-    memcpy(s_out, state_in, n * sizeof(real));
-    bptt_gemm_gates(ws, 1, W, b, x, state_in, h);
-    const size_t B = ws->B, H = ws->H;
+    const size_t H = ws->H, n = ws->B * H;
+    real *h = s_out + n;
     const int wide = bptt_gemm_kernel_on();
-    PAR_ROWS
-    for (size_t r = 0; r < B; r++)
+    memcpy(s_out + r0 * H, state_in + r0 * H, (r1 - r0) * H * sizeof(real));
+    for (size_t r = r0; r < r1; r++)
         ROW_CALL(tanh_row, wide)(H, h + r * H, state_out + r * H);
 }
 
-static void rnn_backward(const bptt_cell_ws *ws, const real *W, double *db,
-                         const real *x, const real *s, const real *dstate,
-                         real *dstate_prev, real *dx, real *dgates, real *xh)
+static void rnn_backward_rows(const bptt_cell_ws *ws, const real *s,
+                              const real *dstate, real *dstate_prev,
+                              real *dgates, size_t r0, size_t r1)
 {
-    const size_t n = ws->B * ws->H;
-    const real *h_prev = s, *h = s + n;
+    (void)dstate_prev; /* all of dh_prev comes from the product */
+    const size_t H = ws->H, n = ws->B * H;
+    const real *h = s + n;
     SIMD
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = r0 * H; k < r1 * H; k++)
         dgates[k] = dstate[k] * (1 - h[k] * h[k]);
-    bptt_gemm_concat(ws, xh, x, h_prev);
-    bptt_gemm_gates_backward(ws, 1, W, dgates, db, dstate_prev, dx);
+}
+
+static const real *rnn_h_rows(const bptt_cell_ws *ws, const real *s,
+                              real *scratch, size_t r0, size_t r1)
+{
+    (void)scratch, (void)r0, (void)r1;
+    return s + ws->B * ws->H;
 }
 
 static void rnn_state_from_internal(const bptt_cell_ws *ws, const real *s,
@@ -86,16 +183,15 @@ static void rnn_state_from_internal(const bptt_cell_ws *ws, const real *s,
     memcpy(state, s + n, n * sizeof(real));
 }
 
-static const real *rnn_h(const bptt_cell_ws *ws, const real *s,
-                         real *scratch)
-{
-    (void)scratch;
-    return s + ws->B * ws->H;
-}
+WHOLE_OPS(rnn, bptt_cell_rnn)
 
 const bptt_cell_type bptt_cell_rnn = {
-    "rnn", 1, 1, 2, rnn_forward, rnn_backward, rnn_state_from_internal,
-    rnn_h, NULL, NULL};
+    .name = "rnn", .gates = 1, .hidden_vecs = 1, .internal_vecs = 2,
+    .forward = rnn_forward, .backward = rnn_backward,
+    .state_from_internal = rnn_state_from_internal,
+    .h_from_internal = rnn_h_of, .gates_at = 1,
+    .forward_rows = rnn_forward_rows, .backward_rows = rnn_backward_rows,
+    .h_rows = rnn_h_rows};
 
 /* ---- LSTM ------------------------------------------------------------------
  * act = [i, f, o, g] per row: i, f, o = sigmoid, g = tanh;
@@ -158,62 +254,63 @@ INLINE void lstm_h_row(size_t H, const real *o, const real *cr, real *hr)
 ROWS(lstm_h_row, (size_t H, const real *o, const real *cr, real *hr),
      (H, o, cr, hr))
 
-static void lstm_forward(const bptt_cell_ws *ws, const real *W, const real *b,
-                         const real *x, const real *state_in, real *s_out,
-                         real *state_out)
+/* internal [h_prev, c_prev, act, c]: the product leaves the gates' inputs
+ * in act */
+static void lstm_forward_rows(const bptt_cell_ws *ws, const real *state_in,
+                              real *s_out, real *state_out, size_t r0,
+                              size_t r1)
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
-    const real *h_prev = state_in, *c_prev = state_in + n;
+    const real *c_prev = state_in + n;
     real *act = s_out + 2 * n, *c = s_out + 6 * n;
     real *h_new = state_out, *c_new = state_out + n;
     const int wide = bptt_gemm_kernel_on();
-    memcpy(s_out, state_in, 2 * n * sizeof(real)); /* h_prev, c_prev */
-    bptt_gemm_gates(ws, 4, W, b, x, h_prev, act);
-    PAR_ROWS
-    for (size_t r = 0; r < B; r++)
+    const size_t len = (r1 - r0) * H * sizeof(real);
+    memcpy(s_out + r0 * H, state_in + r0 * H, len);         /* h_prev */
+    memcpy(s_out + n + r0 * H, state_in + n + r0 * H, len); /* c_prev */
+    for (size_t r = r0; r < r1; r++)
         ROW_CALL(lstm_fwd_row, wide)(H, act + r * 4 * H, c_prev + r * H,
                                      c + r * H, c_new + r * H,
                                      h_new + r * H);
 }
 
-static void lstm_backward(const bptt_cell_ws *ws, const real *W, double *db,
-                          const real *x, const real *s, const real *dstate,
-                          real *dstate_prev, real *dx, real *dgates,
-                          real *xh)
+/* dstate [dh, dc]; writes dgates' rows and dc_prev's (dh_prev is the
+ * product's) */
+static void lstm_backward_rows(const bptt_cell_ws *ws, const real *s,
+                               const real *dstate, real *dstate_prev,
+                               real *dgates, size_t r0, size_t r1)
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
-    const real *h_prev = s, *c_prev = s + n, *act = s + 2 * n, *c = s + 6 * n;
+    const real *c_prev = s + n, *act = s + 2 * n, *c = s + 6 * n;
     const real *dh = dstate, *dc_in = dstate + n;
     real *dc_prev = dstate_prev + n;
     const int wide = bptt_gemm_kernel_on();
-    PAR_ROWS
-    for (size_t r = 0; r < B; r++)
+    for (size_t r = r0; r < r1; r++)
         ROW_CALL(lstm_bwd_row, wide)(H, act + r * 4 * H, c + r * H,
                                      c_prev + r * H, dh + r * H,
                                      dc_in + r * H, dgates + r * 4 * H,
                                      dc_prev + r * H);
-    bptt_gemm_concat(ws, xh, x, h_prev);
-    bptt_gemm_gates_backward(ws, 4, W, dgates, db, dstate_prev, dx);
 }
 
-static const real *lstm_h_only(const bptt_cell_ws *ws, const real *s,
-                               real *scratch)
+static const real *lstm_h_rows(const bptt_cell_ws *ws, const real *s,
+                               real *scratch, size_t r0, size_t r1)
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
     const real *act = s + 2 * n, *c = s + 6 * n;
     const int wide = bptt_gemm_kernel_on();
-    PAR_ROWS
-    for (size_t r = 0; r < B; r++)
+    for (size_t r = r0; r < r1; r++)
         ROW_CALL(lstm_h_row, wide)(H, act + r * 4 * H + 2 * H, c + r * H,
                                    scratch + r * H);
     return scratch;
 }
 
+WHOLE_OPS(lstm, bptt_cell_lstm)
+
 static void lstm_state_from_internal(const bptt_cell_ws *ws, const real *s,
                                      real *state)
 {
     const size_t n = ws->B * ws->H;
-    lstm_h_only(ws, s, state); /* h, then c as stored */
+    lstm_h_of(ws, s, state); /* h, then c as stored */
     memcpy(state + n, s + 6 * n, n * sizeof(real));
 }
 
@@ -227,8 +324,12 @@ static void lstm_init_layer(size_t X, size_t H, real *W, real *b)
 }
 
 const bptt_cell_type bptt_cell_lstm = {
-    "lstm", 4, 2, 7, lstm_forward, lstm_backward, lstm_state_from_internal,
-    lstm_h_only, lstm_init_layer, NULL};
+    .name = "lstm", .gates = 4, .hidden_vecs = 2, .internal_vecs = 7,
+    .forward = lstm_forward, .backward = lstm_backward,
+    .state_from_internal = lstm_state_from_internal,
+    .h_from_internal = lstm_h_of, .init_layer = lstm_init_layer,
+    .gates_at = 2, .forward_rows = lstm_forward_rows,
+    .backward_rows = lstm_backward_rows, .h_rows = lstm_h_rows};
 
 /* ---- GRU (PyTorch's equations, doc/design.md 1.2 and 7) --------------------
  * One product per step gives four blocks of H per row,
@@ -291,55 +392,59 @@ INLINE void gru_h_row(size_t H, const real *a, const real *hp, real *hr)
         hr[j] = gru_h(a[H + j], a[2 * H + j], hp[j]);
 }
 
-static void gru_forward(const bptt_cell_ws *ws, const real *W, const real *b,
-                        const real *x, const real *state_in, real *s_out,
-                        real *state_out)
+static void gru_forward_rows(const bptt_cell_ws *ws, const real *state_in,
+                             real *s_out, real *state_out, size_t r0,
+                             size_t r1)
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
     real *act = s_out + n;
     const int wide = bptt_gemm_kernel_on();
-    memcpy(s_out, state_in, n * sizeof(real)); /* h_prev */
-    bptt_gemm_gates(ws, 4, W, b, x, state_in, act);
-    PAR_ROWS
-    for (size_t r = 0; r < B; r++)
+    memcpy(s_out + r0 * H, state_in + r0 * H, (r1 - r0) * H * sizeof(real));
+    for (size_t r = r0; r < r1; r++)
         ROW_CALL(gru_fwd_row, wide)(H, act + r * 4 * H, state_in + r * H,
                                     state_out + r * H);
 }
 
-/* dstate_prev may be dstate: dh z goes to ws->xh (free in a backward op,
- * at least B*H reals) before the product overwrites dh_prev. */
-static void gru_backward(const bptt_cell_ws *ws, const real *W, double *db,
-                         const real *x, const real *s, const real *dstate,
-                         real *dstate_prev, real *dx, real *dgates, real *xh)
+/* dh z goes to ws->xh (free in a backward op, at least B*H reals), to be
+ * added to dh_prev after the product (gru_backward_post_rows), since
+ * dstate_prev may be dstate */
+static void gru_backward_rows(const bptt_cell_ws *ws, const real *s,
+                              const real *dstate, real *dstate_prev,
+                              real *dgates, size_t r0, size_t r1)
 {
+    (void)dstate_prev;
     const size_t B = ws->B, H = ws->H, n = B * H;
     const real *h_prev = s, *act = s + n;
-    real *dhz = ws->xh;
-    PAR_ROWS
-    for (size_t r = 0; r < B; r++)
+    for (size_t r = r0; r < r1; r++)
         gru_bwd_row(H, act + r * 4 * H, h_prev + r * H, dstate + r * H,
-                    dgates + r * 4 * H, dhz + r * H);
-    bptt_gemm_concat(ws, xh, x, h_prev);
-    bptt_gemm_gates_backward(ws, 4, W, dgates, db, dstate_prev, dx);
+                    dgates + r * 4 * H, ws->xh + r * H);
+}
+
+static void gru_backward_post_rows(const bptt_cell_ws *ws, real *dstate_prev,
+                                   size_t r0, size_t r1)
+{
+    const size_t H = ws->H;
+    const real *dhz = ws->xh;
     SIMD
-    for (size_t k = 0; k < n; k++)
+    for (size_t k = r0 * H; k < r1 * H; k++)
         dstate_prev[k] += dhz[k];
 }
 
-static const real *gru_h_only(const bptt_cell_ws *ws, const real *s,
-                              real *scratch)
+static const real *gru_h_rows(const bptt_cell_ws *ws, const real *s,
+                              real *scratch, size_t r0, size_t r1)
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
-    PAR_ROWS
-    for (size_t r = 0; r < B; r++)
+    for (size_t r = r0; r < r1; r++)
         gru_h_row(H, s + n + r * 4 * H, s + r * H, scratch + r * H);
     return scratch;
 }
 
+WHOLE_OPS(gru, bptt_cell_gru)
+
 static void gru_state_from_internal(const bptt_cell_ws *ws, const real *s,
                                     real *state)
 {
-    gru_h_only(ws, s, state);
+    gru_h_of(ws, s, state);
 }
 
 /* rows [2H, 3H) (n_x) see x only, rows [3H, 4H) (n_h) h only */
@@ -359,8 +464,13 @@ static void gru_init_layer(size_t X, size_t H, real *W, real *b)
 }
 
 const bptt_cell_type bptt_cell_gru = {
-    "gru", 4, 1, 5, gru_forward, gru_backward, gru_state_from_internal,
-    gru_h_only, gru_init_layer, gru_zero_fixed};
+    .name = "gru", .gates = 4, .hidden_vecs = 1, .internal_vecs = 5,
+    .forward = gru_forward, .backward = gru_backward,
+    .state_from_internal = gru_state_from_internal,
+    .h_from_internal = gru_h_of, .init_layer = gru_init_layer,
+    .zero_fixed = gru_zero_fixed, .gates_at = 1,
+    .forward_rows = gru_forward_rows, .backward_rows = gru_backward_rows,
+    .backward_post_rows = gru_backward_post_rows, .h_rows = gru_h_rows};
 
 const bptt_cell_type *const bptt_cells[] = {&bptt_cell_lstm, &bptt_cell_rnn,
                                              &bptt_cell_gru, NULL};

@@ -74,45 +74,35 @@ typedef __mmask16 vmask;
 #define NV 2             /* vectors across a tile */
 #define NR (NV * VL)     /* columns of a tile and of a panel */
 
-/* One product: C (M, N) = start + [A1 A2] (M, K) Bm (K, N), where A1 holds
- * A's columns [0, K1) (row stride lda1) and A2 the rest (lda2), so that
- * the forward op reads [x, h_prev] without joining them; start is the
- * row bias (N) repeated, else C if beta, else 0.  The sum runs over k in
- * order either way. */
-typedef struct {
-    size_t M, N, K, K1;
-    const real *A1, *A2;
-    size_t lda1, lda2;
-    const real *Bm;
-    size_t ldb, pstride;
-    real *C;
-    size_t ldc;
-    const real *bias;
-    int beta;
-} gemm_args;
+typedef bptt_gemm_prod gemm_args; /* gemm.h */
 
 /* One tile: rows [i, i + mr) of A and C, the columns of panel p, the
- * lanes of vector v limited by mask[v].  mr is a constant in each
- * instance (see tiles), so the accumulators live in registers. */
+ * lanes of vector v limited by mask[v].  mr and at are constants in each
+ * instance (see tiles), so the accumulators live in registers; at: A is
+ * read transposed (the 8 rows of a k lie side by side). */
 #define UNROLL _Pragma("GCC unroll 8")
+#define K_STEP(AR)                                                           \
+    do {                                                                     \
+        vreal bv[NV];                                                        \
+        UNROLL for (int v = 0; v < NV; v++)                                  \
+            bv[v] = V_MLOAD(mask[v], b + v * VL);                            \
+        UNROLL for (int r = 0; r < mr; r++) {                                \
+            const vreal av = V_SET1(AR);                                     \
+            UNROLL for (int v = 0; v < NV; v++)                              \
+                acc[r][v] = V_FMA(av, bv[v], acc[r][v]);                     \
+        }                                                                    \
+    } while (0)
 #define K_LOOP(A, lda, kn)                                                   \
     do {                                                                     \
         const real *ar[MR];                                                  \
         UNROLL for (int r = 0; r < mr; r++) ar[r] = (A) + r * (lda);         \
         const size_t kend = (kn);                                            \
-        for (size_t k = 0; k < kend; k++, b += ldb) {                        \
-            vreal bv[NV];                                                    \
-            UNROLL for (int v = 0; v < NV; v++)                              \
-                bv[v] = V_MLOAD(mask[v], b + v * VL);                        \
-            UNROLL for (int r = 0; r < mr; r++) {                            \
-                const vreal a = V_SET1(ar[r][k]);                            \
-                UNROLL for (int v = 0; v < NV; v++)                          \
-                    acc[r][v] = V_FMA(a, bv[v], acc[r][v]);                  \
-            }                                                                \
-        }                                                                    \
+        for (size_t k = 0; k < kend; k++, b += ldb)                          \
+            K_STEP(ar[r][k]);                                                \
     } while (0)
 __attribute__((always_inline)) KTARGET static inline void
-tile(const int mr, const gemm_args *g, size_t i, size_t p, const vmask *mask)
+tile(const int mr, const int at, const gemm_args *g, size_t i, size_t p,
+     const vmask *mask)
 {
     const size_t ldc = g->ldc, ldb = g->ldb;
     real *C = g->C + i * ldc + p * NR;
@@ -123,29 +113,59 @@ tile(const int mr, const gemm_args *g, size_t i, size_t p, const vmask *mask)
             acc[r][v] = g->bias   ? V_MLOAD(mask[v], g->bias + p * NR + v * VL)
                         : g->beta ? V_MLOAD(mask[v], C + r * ldc + v * VL)
                                   : V_ZERO();
-    K_LOOP(g->A1 + i * g->lda1, g->lda1, g->K1);
-    if (g->A2)
-        K_LOOP(g->A2 + i * g->lda2, g->lda2, g->K - g->K1);
+    if (at) {
+        const real *a = g->A1 + i;
+        const size_t lda = g->lda1;
+        for (size_t k = 0; k < g->K; k++, b += ldb, a += lda)
+            K_STEP(a[r]);
+    } else {
+        K_LOOP(g->A1 + i * g->lda1, g->lda1, g->K1);
+        if (g->A2)
+            K_LOOP(g->A2 + i * g->lda2, g->lda2, g->K - g->K1);
+    }
     UNROLL for (int r = 0; r < mr; r++)
         UNROLL for (int v = 0; v < NV; v++)
             V_MSTORE(C + r * ldc + v * VL, mask[v], acc[r][v]);
 }
 
 /* Every row of panel p: tiles of MR rows, then the rest. */
-KTARGET static void tiles(const gemm_args *g, size_t p, const vmask *mask)
+__attribute__((always_inline)) KTARGET static inline void
+tiles_of(const int at, const gemm_args *g, size_t p, const vmask *mask)
 {
     size_t i = 0;
     for (; i + MR <= g->M; i += MR)
-        tile(MR, g, i, p, mask);
+        tile(MR, at, g, i, p, mask);
     switch (g->M - i) {
-    case 7: tile(7, g, i, p, mask); break;
-    case 6: tile(6, g, i, p, mask); break;
-    case 5: tile(5, g, i, p, mask); break;
-    case 4: tile(4, g, i, p, mask); break;
-    case 3: tile(3, g, i, p, mask); break;
-    case 2: tile(2, g, i, p, mask); break;
-    case 1: tile(1, g, i, p, mask); break;
+    case 7: tile(7, at, g, i, p, mask); break;
+    case 6: tile(6, at, g, i, p, mask); break;
+    case 5: tile(5, at, g, i, p, mask); break;
+    case 4: tile(4, at, g, i, p, mask); break;
+    case 3: tile(3, at, g, i, p, mask); break;
+    case 2: tile(2, at, g, i, p, mask); break;
+    case 1: tile(1, at, g, i, p, mask); break;
     default: break;
+    }
+}
+KTARGET static void tiles(const gemm_args *g, size_t p, const vmask *mask)
+{
+    tiles_of(0, g, p, mask);
+}
+KTARGET static void tiles_t(const gemm_args *g, size_t p, const vmask *mask)
+{
+    tiles_of(1, g, p, mask);
+}
+
+/* the lanes of panel p's vectors that lie inside N */
+static void panel_masks(const gemm_args *g, size_t p, vmask *mask)
+{
+    const size_t cols = g->N - p * NR < NR ? g->N - p * NR : NR;
+    for (int v = 0; v < NV; v++) {
+        const size_t lanes = cols > (size_t)v * VL
+                                 ? (cols - (size_t)v * VL < VL
+                                        ? cols - (size_t)v * VL
+                                        : VL)
+                                 : 0;
+        mask[v] = (vmask)((1u << lanes) - 1u);
     }
 }
 
@@ -157,18 +177,73 @@ KTARGET static void kernel_gemm(const gemm_args *g)
                   (the clang fuzz build) */
     _Pragma("omp parallel for schedule(static) if (par)")
     for (size_t p = 0; p < panels; p++) {
-        const size_t cols = g->N - p * NR < NR ? g->N - p * NR : NR;
         vmask mask[NV];
-        for (int v = 0; v < NV; v++) {
-            const size_t lanes = cols > (size_t)v * VL
-                                     ? (cols - (size_t)v * VL < VL
-                                            ? cols - (size_t)v * VL
-                                            : VL)
-                                     : 0;
-            mask[v] = (vmask)((1u << lanes) - 1u);
-        }
-        tiles(g, p, mask);
+        panel_masks(g, p, mask);
+        if (g->atrans)
+            tiles_t(g, p, mask);
+        else
+            tiles(g, p, mask);
     }
+}
+
+/* One tile of any height (the rows left at i, at most MR). */
+__attribute__((always_inline)) KTARGET static inline void
+tile_at(const int at, const gemm_args *g, size_t i, size_t p,
+        const vmask *mask)
+{
+    switch (g->M - i < MR ? g->M - i : MR) {
+    case 8: tile(8, at, g, i, p, mask); break;
+    case 7: tile(7, at, g, i, p, mask); break;
+    case 6: tile(6, at, g, i, p, mask); break;
+    case 5: tile(5, at, g, i, p, mask); break;
+    case 4: tile(4, at, g, i, p, mask); break;
+    case 3: tile(3, at, g, i, p, mask); break;
+    case 2: tile(2, at, g, i, p, mask); break;
+    case 1: tile(1, at, g, i, p, mask); break;
+    default: break;
+    }
+}
+
+/* Tiles [first, last) of the product, numbered panel by panel (the tiles
+ * of panel 0 top to bottom, then panel 1's, ...). */
+__attribute__((always_inline)) KTARGET static inline void
+tile_range(const int at, const gemm_args *g, size_t first, size_t last)
+{
+    const size_t per = (g->M + MR - 1) / MR; /* tiles in a panel */
+    size_t p = first / per;
+    vmask mask[NV];
+    panel_masks(g, p, mask);
+    for (size_t k = first; k < last; k++) {
+        if (k / per != p) {
+            p = k / per;
+            panel_masks(g, p, mask);
+        }
+        tile_at(at, g, (k % per) * MR, p, mask);
+    }
+}
+KTARGET static void tile_range_n(const gemm_args *g, size_t first,
+                                 size_t last)
+{
+    tile_range(0, g, first, last);
+}
+KTARGET static void tile_range_t(const gemm_args *g, size_t first,
+                                 size_t last)
+{
+    tile_range(1, g, first, last);
+}
+
+void bptt_gemm_part(const bptt_gemm_prod *g, int q, int P)
+{
+    const size_t tiles_all =
+        (g->N + NR - 1) / NR * ((g->M + MR - 1) / MR);
+    const size_t first = tiles_all * (size_t)q / (size_t)P,
+                 last = tiles_all * (size_t)(q + 1) / (size_t)P;
+    if (first == last) /* nothing for this thread (or an empty product) */
+        return;
+    if (g->atrans)
+        tile_range_t(g, first, last);
+    else
+        tile_range_n(g, first, last);
 }
 
 /* the CPU has AVX-512 (and the OS keeps its registers) */
@@ -184,6 +259,10 @@ static int kernel_possible(void)
 #else
 #define NR 1
 static int kernel_possible(void) { return 0; }
+void bptt_gemm_part(const bptt_gemm_prod *g, int q, int P)
+{
+    (void)g, (void)q, (void)P; /* the team path needs the kernel */
+}
 #endif
 
 /* 1: cblas for every product (bptt_cell_kernel_select(0), or the
@@ -220,8 +299,8 @@ void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
 {
 #ifdef HAVE_KERNEL
     if (kernel_on()) {
-        const gemm_args g = {M, N, K, K, A, NULL, lda, 0, Bm, ldb, NR,
-                             C, ldc, NULL, beta};
+        const gemm_args g = bptt_gemm_plain_prod(M, N, K, A, lda, 0, Bm, ldb,
+                                                 C, ldc, NULL, beta);
         kernel_gemm(&g);
         return;
     }
@@ -268,6 +347,52 @@ void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
                 1);                        /* W_h: (k, j) = W[k][X + j] */
 }
 
+/* ---- the products, described (gemm.h) ---------------------------------- */
+
+bptt_gemm_prod bptt_gemm_plain_prod(size_t M, size_t N, size_t K,
+                                    const real *A, size_t lda, int atrans,
+                                    const real *Bm, size_t ldb, real *C,
+                                    size_t ldc, const real *bias, int beta)
+{
+    return (bptt_gemm_prod){M, N, K, K, A, NULL, lda, 0, atrans, Bm, ldb,
+                            NR, C, ldc, bias, beta};
+}
+
+bptt_gemm_prod bptt_gemm_gates_prod(const bptt_cell_ws *ws, size_t G,
+                                    const real *bias, const real *x,
+                                    const real *h, real *out)
+{
+    const size_t X = ws->X, XH = X + ws->H;
+    return (bptt_gemm_prod){ws->B, G * ws->H, XH, X, x, h, X, ws->H, 0,
+                            ws->wpack, NR, XH * NR, out, G * ws->H, bias,
+                            0};
+}
+
+bptt_gemm_prod bptt_gemm_dh_prod(const bptt_cell_ws *ws, size_t G,
+                                 const real *dgates, real *dh_prev)
+{
+    const size_t GH = G * ws->H;
+    return (bptt_gemm_prod){ws->B, ws->H, GH, GH, dgates, NULL, GH, 0, 0,
+                            ws->wpack + packed_fwd_len(G, ws->X, ws->H), NR,
+                            GH * NR, dh_prev, ws->H, NULL, 0};
+}
+
+bptt_gemm_prod bptt_gemm_dxh_prod(const bptt_cell_ws *ws, size_t G,
+                                  const real *W, const real *dgates)
+{
+    const size_t XH = ws->X + ws->H, GH = G * ws->H;
+    return bptt_gemm_plain_prod(ws->B, XH, GH, dgates, GH, 0, W, XH, ws->dxh,
+                                XH, NULL, 0);
+}
+
+bptt_gemm_prod bptt_gemm_wgrad_prod(size_t GH, size_t XH, size_t rows,
+                                    const real *dgates, const real *xh,
+                                    real *dW)
+{ /* A = dgates^T, read in place; Bm = xh as it lies */
+    return bptt_gemm_plain_prod(GH, XH, rows, dgates, GH, 1, xh, XH, dW, XH,
+                                NULL, 1);
+}
+
 /* out (B, G*H) := [x, h] W^T + b */
 void bptt_gemm_gates(const bptt_cell_ws *ws, size_t G, const real *W,
                      const real *bias, const real *x, const real *h,
@@ -276,8 +401,7 @@ void bptt_gemm_gates(const bptt_cell_ws *ws, size_t G, const real *W,
     const size_t B = ws->B, X = ws->X, H = ws->H, XH = X + H, GH = G * H;
 #ifdef HAVE_KERNEL
     if (ws->wpack && kernel_on()) {
-        const gemm_args g = {B, GH, XH, X, x, h, X, H, ws->wpack, NR,
-                             XH * NR, out, GH, bias, 0};
+        const gemm_args g = bptt_gemm_gates_prod(ws, G, bias, x, h, out);
         kernel_gemm(&g);
         return;
     }
@@ -304,7 +428,13 @@ void bptt_gemm_gates_backward(const bptt_cell_ws *ws, size_t G,
             db[j] += (double)d[j];
     }
     if (dx) {
-        bptt_cell_gemm(B, XH, GH, dgates, GH, W, XH, ws->dxh, XH, 0);
+#ifdef HAVE_KERNEL
+        if (kernel_on()) {
+            const gemm_args g = bptt_gemm_dxh_prod(ws, G, W, dgates);
+            kernel_gemm(&g);
+        } else
+#endif
+            bptt_cell_gemm(B, XH, GH, dgates, GH, W, XH, ws->dxh, XH, 0);
         for (size_t r = 0; r < B; r++) {
             memcpy(dx + r * X, ws->dxh + r * XH, X * sizeof(real));
             memcpy(dh_prev + r * H, ws->dxh + r * XH + X, H * sizeof(real));
@@ -312,9 +442,7 @@ void bptt_gemm_gates_backward(const bptt_cell_ws *ws, size_t G,
     } else { /* only the h columns of W: skip the input's share */
 #ifdef HAVE_KERNEL
         if (ws->wpack && kernel_on()) { /* W_h packed: same sums, in order */
-            const gemm_args g = {B, H, GH, GH, dgates, NULL, GH, 0,
-                                 ws->wpack + packed_fwd_len(G, X, H), NR,
-                                 GH * NR, dh_prev, H, NULL, 0};
+            const gemm_args g = bptt_gemm_dh_prod(ws, G, dgates, dh_prev);
             kernel_gemm(&g);
             return;
         }
@@ -328,6 +456,14 @@ void bptt_cell_weight_grads(size_t GH, size_t XH, size_t rows,
 {
     if (rows == 0)
         return;
+#ifdef HAVE_KERNEL
+    if (kernel_on()) {
+        const gemm_args g =
+            bptt_gemm_wgrad_prod(GH, XH, rows, dgates, xh, dW);
+        kernel_gemm(&g);
+        return;
+    }
+#endif
     REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH, (int)XH,
               (int)rows, 1, dgates, (int)GH, xh, (int)XH, 1, dW, (int)XH);
 }

@@ -42,4 +42,57 @@ void bptt_gemm_gates_backward(const bptt_cell_ws *ws, size_t G,
                               const real *W, const real *dgates, double *db,
                               real *dh_prev, real *dx);
 
+/* ---- products for the kernel, described, and run in parts -----------------
+ * One product: C (M, N) = start + [A1 A2] (M, K) Bm (K, N), where A1 holds
+ * A's columns [0, K1) (row stride lda1) and A2 the rest (lda2), so that
+ * the forward op reads [x, h_prev] without joining them; with atrans, A1
+ * is stored as A^T (A (i, k) at A1[k * lda1 + i]; K1 = K, no A2).  start
+ * is the row bias (N) repeated, else C if beta, else 0.  Bm is in column
+ * panels of the kernel's width NR: element (k, j) at
+ * Bm[(j / NR) * pstride + k * ldb + j % NR] (a row-major matrix: ldb its
+ * row stride, pstride = NR; packed panels: ldb = NR, pstride = K * NR).
+ * Every element is a sum over k in increasing order with one fused
+ * multiply-add per term, computed by one thread, so a product's result
+ * does not depend on how it is cut into parts (doc/design.md 8.1). */
+typedef struct {
+    size_t M, N, K, K1;
+    const real *A1, *A2;
+    size_t lda1, lda2;
+    int atrans;
+    const real *Bm;
+    size_t ldb, pstride;
+    real *C;
+    size_t ldc;
+    const real *bias;
+    int beta;
+} bptt_gemm_prod;
+
+/* C (M, N) = [C +] A Bm [+ bias], A row-major (or A^T row-major with
+ * atrans), Bm row-major. */
+bptt_gemm_prod bptt_gemm_plain_prod(size_t M, size_t N, size_t K,
+                                    const real *A, size_t lda, int atrans,
+                                    const real *Bm, size_t ldb, real *C,
+                                    size_t ldc, const real *bias, int beta);
+/* out (B, G*H) := [x, h] W^T + b on the packed weights (ws->wpack) */
+bptt_gemm_prod bptt_gemm_gates_prod(const bptt_cell_ws *ws, size_t G,
+                                    const real *bias, const real *x,
+                                    const real *h, real *out);
+/* dh_prev (B, H) := dgates W_h on W's packed h columns */
+bptt_gemm_prod bptt_gemm_dh_prod(const bptt_cell_ws *ws, size_t G,
+                                 const real *dgates, real *dh_prev);
+/* ws->dxh (B, X+H) := dgates W */
+bptt_gemm_prod bptt_gemm_dxh_prod(const bptt_cell_ws *ws, size_t G,
+                                  const real *W, const real *dgates);
+/* dW (GH, XH) += dgates^T xh over rows rows (bptt_cell_weight_grads) */
+bptt_gemm_prod bptt_gemm_wgrad_prod(size_t GH, size_t XH, size_t rows,
+                                    const real *dgates, const real *xh,
+                                    real *dW);
+
+/* Thread q's share of P of a product on the kernel, called by each of P
+ * threads inside one parallel region (no region of its own): the tiles
+ * (MR rows by NR columns), numbered panel by panel, are cut into P
+ * contiguous runs, so a thread takes the same panels of the weights at
+ * every step.  Only where bptt_gemm_kernel_on(). */
+void bptt_gemm_part(const bptt_gemm_prod *g, int q, int P);
+
 #endif

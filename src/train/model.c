@@ -9,6 +9,11 @@
 #include "bptt.h"
 #include "fastmath.h"
 #include "model.h"
+#include "gemm.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* A matrix (rows, cols), or a vector (rows) when ndim is 1 (cols 1). */
 static void add_tensor(bptt_model *m, const char *name, int ndim, size_t rows,
@@ -76,10 +81,11 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     m->logits = bptt_mem_get(mem, BPTT_MEM_WORKING, B * V * rb);
     m->state_tmp = bptt_mem_get(mem, BPTT_MEM_WORKING, m->hidden_len * rb);
     m->dx = bptt_mem_get(mem, BPTT_MEM_WORKING, B * H * rb);
+    m->row_loss = bptt_mem_get(mem, BPTT_MEM_WORKING, B * sizeof(double));
     m->dbias = bptt_mem_get(mem, BPTT_MEM_GRADS,
                             (L * G * H + V) * sizeof(double));
     if (!m->params || !m->grads || !m->scratch_xh || !m->scratch_dxh ||
-        !m->logits || !m->state_tmp || !m->dx || !m->dbias ||
+        !m->logits || !m->state_tmp || !m->dx || !m->row_loss || !m->dbias ||
         bptt_model_set_wgrad_steps(m, BPTT_WGRAD_STEPS) != BPTT_OK) {
         bptt_model_free(m);
         return BPTT_ENOMEM;
@@ -97,6 +103,14 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
             m->ws[l].wpack = m->wpack[l];
             m->wpack_bytes += len * rb;
         }
+    }
+    if (m->wpack[0]) { /* the kernel is in use: Wo^T for the output layer */
+        m->wo_t = bptt_mem_get(mem, BPTT_MEM_WORKING, H * V * rb);
+        if (!m->wo_t) {
+            bptt_model_free(m);
+            return BPTT_ENOMEM;
+        }
+        m->wpack_bytes += H * V * rb;
     }
 
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -156,7 +170,10 @@ double bptt_model_working_bytes(const bptt_cell_type *cell, size_t L,
     double w = 2 * b * xh                                   /* scratch */
                + b * (double)V                              /* logits */
                + (double)L * (double)cell->hidden_vecs * b * h /* state */
-               + b * h;                                     /* dx */
+               + b * h                                      /* dx */
+               + b * (double)sizeof(double) / rb;           /* row_loss */
+    if (bptt_gemm_kernel_on()) /* Wo^T for the output layer */
+        w += h * (double)V;
     for (size_t l = 0; l < L; l++) {
         const size_t in = l == 0 ? X : H;
         w += K * b * (gh + (double)in + h); /* weight-gradient blocks */
@@ -211,6 +228,8 @@ void bptt_model_free(bptt_model *m)
     bptt_mem_put(mem, m->logits);
     bptt_mem_put(mem, m->state_tmp);
     bptt_mem_put(mem, m->dx);
+    bptt_mem_put(mem, m->row_loss);
+    bptt_mem_put(mem, m->wo_t);
     bptt_mem_put(mem, m->dbias);
     bptt_mem_put(mem, m->wgrad_dgates);
     bptt_mem_put(mem, m->wgrad_xh);
@@ -226,6 +245,13 @@ void bptt_model_pack_weights(bptt_model *m)
             bptt_cell_pack_weights(&m->ws[l], m->cell->gates,
                                    m->params + m->tensor[2 * l].offset,
                                    m->wpack[l]);
+    if (m->wo_t) {
+        const size_t H = m->H, V = m->V;
+        const real *Wo = m->params + m->tensor[2 * m->L].offset;
+        for (size_t v = 0; v < V; v++)
+            for (size_t j = 0; j < H; j++)
+                m->wo_t[j * V + v] = Wo[v * H + j];
+    }
 }
 
 size_t bptt_model_hidden_bytes(const bptt_model *m)
@@ -302,10 +328,79 @@ static size_t int_off(const bptt_model *m, size_t l)
     return l * m->cell->internal_vecs * m->B * m->H;
 }
 
+/* ---- the kernel's path: one parallel region a step ---------------------------
+ * Where the kernel is in use (the weights are packed), a forward or a
+ * backward step is one parallel region.  Its threads split each product
+ * into runs of the kernel's tiles (bptt_gemm_part: a thread keeps the
+ * same columns of the weights at every step), and the elementwise work
+ * into even runs of rows, with a barrier wherever one part reads what
+ * another thread wrote.  Every element is computed by one thread in the
+ * order the serial ops use, so the results are bit for bit those of the
+ * whole ops on the kernel, whatever the thread count (doc/design.md 8.1).
+ * Sums over rows (bias gradients, the loss) run over all rows in order,
+ * cut by column (or summed after the region). */
+
+static int team_path(const bptt_model *m)
+{
+    return m->wpack[0] != NULL && bptt_gemm_kernel_on();
+}
+
+#ifdef _OPENMP
+#define TEAM_ID() omp_get_thread_num()
+#define TEAM_SIZE() omp_get_num_threads()
+#define TEAM_BARRIER() _Pragma("omp barrier")
+#else
+#define TEAM_ID() 0
+#define TEAM_SIZE() 1
+#define TEAM_BARRIER()
+#endif
+
+/* [*lo, *hi): thread q's even share of n */
+static void share(size_t n, int q, int P, size_t *lo, size_t *hi)
+{
+    *lo = n * (size_t)q / (size_t)P;
+    *hi = n * (size_t)(q + 1) / (size_t)P;
+}
+
+static size_t hid_off(const bptt_model *m, size_t l);
+static size_t int_off(const bptt_model *m, size_t l);
+
+static void team_forward(bptt_model *m, const real *x, const real *state_in,
+                         real *s_out, real *state_out)
+{
+    const bptt_cell_type *c = m->cell;
+    const size_t B = m->B, n = B * m->H;
+    _Pragma("omp parallel")
+    {
+        const int q = TEAM_ID(), P = TEAM_SIZE();
+        size_t r0, r1;
+        share(B, q, P, &r0, &r1);
+        for (size_t l = 0; l < m->L; l++) {
+            const bptt_cell_ws *ws = &m->ws[l];
+            const real *in = l == 0 ? x : state_out + hid_off(m, l - 1);
+            real *sl = s_out + int_off(m, l);
+            const bptt_gemm_prod g = bptt_gemm_gates_prod(
+                ws, c->gates, m->params + m->tensor[2 * l + 1].offset, in,
+                state_in + hid_off(m, l), sl + c->gates_at * n);
+            bptt_gemm_part(&g, q, P);
+            TEAM_BARRIER();
+            c->forward_rows(ws, state_in + hid_off(m, l), sl,
+                            state_out + hid_off(m, l), r0, r1);
+            if (l + 1 < m->L) { /* the next layer's product reads all rows */
+                TEAM_BARRIER();
+            }
+        }
+    }
+}
+
 void bptt_model_forward_step(bptt_model *m, const real *x,
                              const real *state_in, real *s_out,
                              real *state_out)
 {
+    if (team_path(m)) {
+        team_forward(m, x, state_in, s_out, state_out);
+        return;
+    }
     for (size_t l = 0; l < m->L; l++) {
         const real *in = l == 0 ? x : state_out + hid_off(m, l - 1);
         m->cell->forward(&m->ws[l], m->params + m->tensor[2 * l].offset,
@@ -330,29 +425,13 @@ static const real *layer_h(bptt_model *m, const real *s, size_t l)
                                     m->state_tmp + hid_off(m, l));
 }
 
-double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
-                                const int32_t *y, const real *s, real *carry,
-                                real scale)
+/* Rows [r0, r1) of the logits: softmax cross-entropy, each row's loss
+ * into row_loss, and dlogits = (p - onehot) * scale in place. */
+static void softmax_rows(bptt_model *m, const int32_t *y, real scale,
+                         size_t r0, size_t r1)
 {
-    /* this step's rows in the weight-gradient blocks: [1, K] is a block,
-     * then [K+1, 2K], ... whatever the plan */
-    const size_t slot = (i - 1) % m->wgrad_steps;
-    if (slot + 1 > m->wgrad_rows)
-        m->wgrad_rows = slot + 1;
-    const size_t B = m->B, H = m->H, V = m->V, L = m->L;
-    const real *Wo = m->params + m->tensor[2 * L].offset;
-    real *dWo = m->grads + m->tensor[2 * L].offset;
-    double *dbo = dbias_of(m, L);
-    const real *bo = m->params + m->tensor[2 * L + 1].offset;
-    const real *hL = layer_h(m, s, L - 1);
-
-    /* output layer: logits = hL Wo^T + bo; softmax cross-entropy */
-    for (size_t r = 0; r < B; r++)
-        memcpy(m->logits + r * V, bo, V * sizeof(real));
-    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)V, (int)H,
-              1, hL, (int)H, Wo, (int)H, 1, m->logits, (int)V);
-    double loss = 0;
-    for (size_t r = 0; r < B; r++) {
+    const size_t V = m->V;
+    for (size_t r = r0; r < r1; r++) {
         real *z = m->logits + r * V;
         real mx = z[0];
         for (size_t v = 1; v < V; v++)
@@ -365,19 +444,159 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
         for (size_t v = 0; v < V; v++)
             sum += z[v];
         const real inv = (real)(1.0 / sum);
-        loss += log(sum) - zt; /* -log softmax, without underflow */
+        m->row_loss[r] = log(sum) - zt; /* -log softmax, without underflow */
         for (size_t v = 0; v < V; v++)
             z[v] = z[v] * inv * scale; /* dlogits = (p - onehot) * scale */
         z[target] -= scale;
     }
+}
+
+/* db[j] += the sum over the rows of d (rows, cols), in row order (in
+ * double), for the columns [j0, j1) */
+static void bias_rows_sum(const real *d, size_t rows, size_t cols, double *db,
+                          size_t j0, size_t j1)
+{
+    for (size_t j = j0; j < j1; j++) {
+        double sum = 0;
+        for (size_t r = 0; r < rows; r++)
+            sum += (double)d[r * cols + j];
+        db[j] += sum;
+    }
+}
+
+/* this step's rows in the weight-gradient blocks: [1, K] is a block, then
+ * [K+1, 2K], ... whatever the plan */
+static size_t wgrad_slot(bptt_model *m, size_t i)
+{
+    const size_t slot = (i - 1) % m->wgrad_steps;
+    if (slot + 1 > m->wgrad_rows)
+        m->wgrad_rows = slot + 1;
+    return slot;
+}
+
+/* The backward step of bptt_model_backward_step on the kernel, one
+ * region: output layer (rows, then the products), then each layer from
+ * the top (rows, the products, then rows again), then the weight-gradient
+ * block when it closes. */
+static double team_backward(bptt_model *m, size_t slot, const real *x,
+                            const int32_t *y, const real *s, real *carry,
+                            real scale)
+{
+    const bptt_cell_type *c = m->cell;
+    const size_t B = m->B, H = m->H, V = m->V, L = m->L;
+    const size_t G = c->gates, GH = G * H;
+    real *dWo = m->grads + m->tensor[2 * L].offset;
+    const real *Wo = m->params + m->tensor[2 * L].offset;
+    const real *bo = m->params + m->tensor[2 * L + 1].offset;
+    const int flush = slot == 0; /* the block's lowest step */
+    const size_t rows = m->wgrad_rows * B;
+    _Pragma("omp parallel")
+    {
+        const int q = TEAM_ID(), P = TEAM_SIZE();
+        size_t r0, r1;
+        share(B, q, P, &r0, &r1);
+        /* output layer: this thread's rows of the logits and softmax */
+        const real *hL = c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1),
+                                   m->state_tmp + hid_off(m, L - 1), r0, r1);
+        const bptt_gemm_prod lg = bptt_gemm_plain_prod(
+            r1 - r0, V, H, hL + r0 * H, H, 0, m->wo_t, V, m->logits + r0 * V,
+            V, bo, 0);
+        bptt_gemm_part(&lg, 0, 1);
+        softmax_rows(m, y, scale, r0, r1);
+        TEAM_BARRIER();
+        real *dhL = carry + hid_off(m, L - 1);
+        const bptt_gemm_prod dwo = bptt_gemm_plain_prod(
+            V, H, B, m->logits, V, 1, hL, H, dWo, H, NULL, 1);
+        bptt_gemm_part(&dwo, q, P);
+        const bptt_gemm_prod dh = bptt_gemm_plain_prod(
+            B, H, V, m->logits, V, 0, Wo, H, dhL, H, NULL, 1);
+        bptt_gemm_part(&dh, q, P);
+        size_t v0, v1;
+        share(V, q, P, &v0, &v1);
+        bias_rows_sum(m->logits, B, V, dbias_of(m, L), v0, v1);
+        TEAM_BARRIER();
+
+        /* the cell stack, top layer first */
+        for (size_t l = L; l-- > 0;) {
+            const bptt_cell_ws *ws = &m->ws[l];
+            const real *sl = s + int_off(m, l);
+            const size_t X = ws->X, XH = X + H;
+            const real *in =
+                l == 0 ? x
+                       : c->h_rows(&m->ws[l - 1], s + int_off(m, l - 1),
+                                   m->state_tmp + hid_off(m, l - 1), r0, r1);
+            real *dc = carry + hid_off(m, l);
+            real *dg = wgrad_dgates_of(m, l, slot), *xh = wgrad_xh_of(m, l, slot);
+            c->backward_rows(ws, sl, dc, dc, dg, r0, r1);
+            for (size_t r = r0; r < r1; r++) { /* xh = [x, h_prev] */
+                memcpy(xh + r * XH, in + r * X, X * sizeof(real));
+                memcpy(xh + r * XH + X, sl + r * H, H * sizeof(real));
+            }
+            TEAM_BARRIER();
+            size_t j0, j1;
+            share(GH, q, P, &j0, &j1);
+            bias_rows_sum(dg, B, GH, dbias_of(m, l), j0, j1);
+            const bptt_gemm_prod back =
+                l == 0 ? bptt_gemm_dh_prod(ws, G, dg, dc)
+                       : bptt_gemm_dxh_prod(
+                             ws, G, m->params + m->tensor[2 * l].offset, dg);
+            bptt_gemm_part(&back, q, P);
+            TEAM_BARRIER();
+            if (l > 0) { /* dx to the layer below, dh_prev to this one */
+                real *dh_below = carry + hid_off(m, l - 1);
+                for (size_t r = r0; r < r1; r++) {
+                    const real *d = ws->dxh + r * XH;
+                    for (size_t k = 0; k < X; k++)
+                        dh_below[r * H + k] += d[k];
+                    memcpy(dc + r * H, d + X, H * sizeof(real));
+                }
+            }
+            if (c->backward_post_rows)
+                c->backward_post_rows(ws, dc, r0, r1);
+        }
+        if (flush) /* every part of the block is written (the barriers) */
+            for (size_t l = 0; l < L; l++) {
+                const bptt_gemm_prod wg = bptt_gemm_wgrad_prod(
+                    GH, m->ws[l].X + H, rows, wgrad_dgates_of(m, l, 0),
+                    wgrad_xh_of(m, l, 0),
+                    m->grads + m->tensor[2 * l].offset);
+                bptt_gemm_part(&wg, q, P);
+            }
+    }
+    if (flush)
+        m->wgrad_rows = 0;
+    double loss = 0;
+    for (size_t r = 0; r < B; r++)
+        loss += m->row_loss[r];
+    return loss;
+}
+
+double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
+                                const int32_t *y, const real *s, real *carry,
+                                real scale)
+{
+    const size_t slot = wgrad_slot(m, i);
+    if (team_path(m))
+        return team_backward(m, slot, x, y, s, carry, scale);
+    const size_t B = m->B, H = m->H, V = m->V, L = m->L;
+    const real *Wo = m->params + m->tensor[2 * L].offset;
+    real *dWo = m->grads + m->tensor[2 * L].offset;
+    double *dbo = dbias_of(m, L);
+    const real *bo = m->params + m->tensor[2 * L + 1].offset;
+    const real *hL = layer_h(m, s, L - 1);
+
+    /* output layer: logits = hL Wo^T + bo; softmax cross-entropy */
+    for (size_t r = 0; r < B; r++)
+        memcpy(m->logits + r * V, bo, V * sizeof(real));
+    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)V, (int)H,
+              1, hL, (int)H, Wo, (int)H, 1, m->logits, (int)V);
+    softmax_rows(m, y, scale, 0, B);
+    double loss = 0;
+    for (size_t r = 0; r < B; r++)
+        loss += m->row_loss[r];
     REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)V, (int)H, (int)B,
               1, m->logits, (int)V, hL, (int)H, 1, dWo, (int)H);
-    for (size_t v = 0; v < V; v++) {
-        double sum = 0;
-        for (size_t r = 0; r < B; r++)
-            sum += (double)m->logits[r * V + v];
-        dbo[v] += sum;
-    }
+    bias_rows_sum(m->logits, B, V, dbo, 0, V);
     real *dhL = carry + hid_off(m, L - 1);
     REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)H,
               (int)V, 1, m->logits, (int)V, Wo, (int)H, 1, dhL, (int)H);

@@ -23,8 +23,8 @@
  * weights, batch, output layer and loss), N iterations each, interleaved
  * (ours, oneDNN, ours, ...): median, min and max per column, the median of
  * the side-by-side ratios, each column's recurrent-layer GEMM rate against
- * the machine's peak (OpenBLAS SGEMM on 2048^3 at the same thread count,
- * in the same run), the trend of each column through the run (last
+ * the machine's peak (the larger of OpenBLAS SGEMM on 2048^3 and the CPU's
+ * FMA throughput on registers, at the same thread count, in the same run), the trend of each column through the run (last
  * quarter's median over the first quarter's), our checkpoint bytes against
  * oneDNN's workspace, and how far oneDNN's hidden states and gradients lie
  * from ours.  Without libdnnl-dev the oneDNN columns say n/a and ours are
@@ -116,6 +116,95 @@ static double square_seconds(float *a, float *b, float *c)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ROOF_N, ROOF_N,
                 ROOF_N, 1, a, ROOF_N, b, ROOF_N, 0, c, ROOF_N);
     return expt_now() - t0;
+}
+
+/* The CPU's arithmetic roof: every thread of a parallel region runs
+ * independent chains of fused multiply-adds on registers (12 vectors, more
+ * than the FMA units' latency times their count), on the widest vectors
+ * the CPU has (AVX-512, else AVX2 with FMA), FMA_ROUNDS rounds each; the
+ * flops per second of all threads together.  No memory is touched: no
+ * GEMM, ours or OpenBLAS's, can beat it, so it is the peak the rates are
+ * held against.  0 where neither is there (or off x86-64). */
+#define FMA_ROUNDS 20000000L
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define FMA_CHAINS 12
+__attribute__((target("avx512f"))) static float fma_chains_512(long rounds)
+{
+    __m512 acc[FMA_CHAINS];
+    const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
+    for (int k = 0; k < FMA_CHAINS; k++)
+        acc[k] = _mm512_set1_ps((float)k);
+    for (long r = 0; r < rounds; r++)
+        for (int k = 0; k < FMA_CHAINS; k++)
+            acc[k] = _mm512_fmadd_ps(acc[k], a, b);
+    __m512 sum = acc[0];
+    for (int k = 1; k < FMA_CHAINS; k++)
+        sum = _mm512_add_ps(sum, acc[k]);
+    return _mm512_reduce_add_ps(sum);
+}
+__attribute__((target("avx2,fma"))) static float fma_chains_256(long rounds)
+{
+    __m256 acc[FMA_CHAINS];
+    const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
+    for (int k = 0; k < FMA_CHAINS; k++)
+        acc[k] = _mm256_set1_ps((float)k);
+    for (long r = 0; r < rounds; r++)
+        for (int k = 0; k < FMA_CHAINS; k++)
+            acc[k] = _mm256_fmadd_ps(acc[k], a, b);
+    float out[8], sum = 0;
+    for (int k = 1; k < FMA_CHAINS; k++)
+        acc[0] = _mm256_add_ps(acc[0], acc[k]);
+    _mm256_storeu_ps(out, acc[0]);
+    for (int k = 0; k < 8; k++)
+        sum += out[k];
+    return sum;
+}
+/* the lanes of the widest FMA this CPU has: 16, 8, or 0 */
+static int fma_lanes(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f")                       ? 16
+           : __builtin_cpu_supports("avx2") &&
+                   __builtin_cpu_supports("fma")                   ? 8
+                                                                   : 0;
+}
+static double fma_peak(int threads)
+{
+    const int lanes = fma_lanes();
+    if (!lanes)
+        return 0;
+    volatile float sink = 0;
+    const double t0 = expt_now();
+    _Pragma("omp parallel num_threads(threads)")
+    {
+        const float v = lanes == 16 ? fma_chains_512(FMA_ROUNDS)
+                                    : fma_chains_256(FMA_ROUNDS);
+        _Pragma("omp atomic")
+        sink += v;
+    }
+    const double sec = expt_now() - t0;
+    (void)sink;
+    return 2.0 * lanes * FMA_CHAINS * (double)FMA_ROUNDS * threads / sec /
+           1e9;
+}
+#else
+static double fma_peak(int threads)
+{
+    (void)threads;
+    return 0;
+}
+#endif
+
+/* the vectors fma_peak runs on, for the header */
+static const char *fma_name(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    const int lanes = fma_lanes();
+    return lanes == 16 ? "AVX-512" : lanes == 8 ? "AVX2" : "none: peak = sgemm";
+#else
+    return "none: peak = sgemm";
+#endif
 }
 
 typedef struct {
@@ -457,7 +546,13 @@ static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
     double best = peak_s[0];
     for (int k = 1; k < n_peak; k++)
         best = peak_s[k] < best ? peak_s[k] : best;
-    const double peak = 2.0 * ROOF_N * ROOF_N * ROOF_N / best / 1e9;
+    const double sgemm = 2.0 * ROOF_N * ROOF_N * ROOF_N / best / 1e9;
+    double fma = 0; /* the arithmetic roof, best of 3, after the run */
+    for (int k = 0; k < 3; k++) {
+        const double f = fma_peak(threads);
+        fma = f > fma ? f : fma;
+    }
+    const double peak = fma > sgemm ? fma : sgemm;
     if (dn)
         finite = finite && bench_onednn_finite(dn);
 
@@ -474,13 +569,15 @@ static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
         const spread sd = spread_of(theirs, iters);
         const spread sr = spread_of(ratio, iters);
         tr_d = trend_of(theirs, iters, &noise_d);
-        printf(" %8.3g %8.3g %8.3g %6.3f %7.1f %7.3g %5.0f%% %7.3g %5.0f%%",
-               sd.med, sd.min, sd.max, sr.med, peak, rec / so.med,
+        printf(" %8.3g %8.3g %8.3g %6.3f %7.1f %7.1f %7.3g %5.0f%% %7.3g "
+               "%5.0f%%",
+               sd.med, sd.min, sd.max, sr.med, sgemm, peak, rec / so.med,
                100.0 * rec / so.med / peak, rec / sd.med,
                100.0 * rec / sd.med / peak);
     } else {
-        printf(" %8s %8s %8s %6s %7.1f %7.3g %5.0f%% %7s %6s", "n/a", "n/a",
-               "n/a", "n/a", peak, rec / so.med, 100.0 * rec / so.med / peak,
+        printf(" %8s %8s %8s %6s %7.1f %7.1f %7.3g %5.0f%% %7s %6s", "n/a",
+               "n/a", "n/a", "n/a", sgemm, peak, rec / so.med,
+               100.0 * rec / so.med / peak,
                "n/a", "n/a");
     }
     printf(" %7.3f", tr_o);
@@ -543,10 +640,12 @@ static void onednn_header(int iters, const char *blas)
            bench_onednn_version(), iters);
     printf("# *_s, *_min, *_max: seconds per iteration, median, min, max; "
            "ratio: median of the side-by-side ratios bptt/oneDNN (< 1: bptt "
-           "faster); peak: OpenBLAS SGEMM on %d^3 at thr threads, best of 3 "
-           "in this run (GFLOP/s); *_gf: recurrent-layer GEMM flops (cell "
-           "forward + backward) per second at the median, *_pk: %% of peak\n",
-           ROOF_N);
+           "faster); sgemm: OpenBLAS SGEMM on %d^3 at thr threads, best of "
+           "3 in this run (GFLOP/s); peak: the larger of sgemm and the CPU's "
+           "FMA throughput on registers (%s, thr threads, best of 3, after "
+           "the iterations); *_gf: recurrent-layer GEMM flops (cell forward "
+           "+ backward) per second at the median, *_pk: %% of peak\n",
+           ROOF_N, fma_name());
     printf("# trend_*: median of the last quarter of the iterations over "
            "the first quarter's, flagged TREND above max(1.10, the first "
            "quarter's max/min); ckpt_MiB: our checkpoints' measured peak, "
@@ -559,9 +658,10 @@ static void onednn_header(int iters, const char *blas)
     if (!bench_onednn_available())
         printf("# oneDNN: %s\n", BENCH_ONEDNN_NA);
     printf("%-5s %4s %3s %5s %3s %4s %4s %8s %8s %8s %8s %8s %8s %6s %7s "
-           "%7s %6s %7s %6s %7s %7s %8s %8s %8s %8s %8s %s\n",
+           "%7s %7s %6s %7s %6s %7s %7s %8s %8s %8s %8s %8s %s\n",
            "cell", "H", "thr", "T", "B", "X", "n", "bptt_s", "bptt_min",
-           "bptt_max", "dnnl_s", "dnnl_min", "dnnl_max", "ratio", "peak",
+           "bptt_max", "dnnl_s", "dnnl_min", "dnnl_max", "ratio", "sgemm",
+           "peak",
            "bptt_gf", "b_pk", "dnnl_gf", "d_pk", "trend_b", "trend_d",
            "ckpt_MiB", "ws_MiB", "hdiff", "gdiff", "ldiff", "flags");
 }

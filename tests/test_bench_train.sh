@@ -3,7 +3,8 @@
 # tiny size (T = 20, B = 4, X = 8, H = 16, one thread, 8 iterations; a few
 # seconds, mostly its 2048^3 SGEMM peaks): it exits 0 with nothing on
 # stderr and one row per cell, lstm and rnn; our column's times, rate and
-# checkpoint bytes are positive.  Built with oneDNN (BENCH_DNNL=yes): its
+# checkpoint bytes are positive, and the peak is at least OpenBLAS's SGEMM
+# rate.  Built with oneDNN (BENCH_DNNL=yes): its
 # times, min <= median <= max, the side-by-side ratio, rate and workspace
 # are finite and positive, its hidden states and gradients agree with ours
 # (hdiff, gdiff < 1e-4), nothing is flagged NONFINITE, and the header names
@@ -30,17 +31,18 @@ grep -v '^#' "$tmp/out" | sed 1d >"$tmp/rows"
 [ "$(cut -d' ' -f1 "$tmp/rows" | tr '\n' ' ')" = "lstm rnn " ] ||
     fail "rows are not lstm, rnn: $(cat "$tmp/rows")"
 
-# ours: columns 8-10 times, 16 rate, 22 checkpoint MiB
+# ours: columns 8-10 times, 15 OpenBLAS's SGEMM rate, 16 the peak (at
+# least that), 17 rate, 23 checkpoint MiB
 awk '{ if (!($8 > 0 && $9 > 0 && $10 > 0 && $9 <= $8 && $8 <= $10 &&
-             $15 > 0 && $16 > 0 && $22 > 0)) { print; exit 1 } }' \
+             $15 > 0 && $16 >= $15 && $17 > 0 && $23 > 0)) { print; exit 1 } }' \
     "$tmp/rows" || fail "bptt's column: $(cat "$tmp/rows")"
 
 case $BENCH_DNNL in
 yes)
-    # 11-13 times, 14 ratio, 18 rate, 23 workspace, 24-26 differences
+    # 11-13 times, 14 ratio, 19 rate, 24 workspace, 25-27 differences
     awk '{ if (!($11 > 0 && $12 > 0 && $13 > 0 && $12 <= $11 &&
-                 $11 <= $13 && $14 > 0 && $18 > 0 && $23 > 0 &&
-                 $24 < 1e-4 && $25 < 1e-4 && $26 < 1e-4) ||
+                 $11 <= $13 && $14 > 0 && $19 > 0 && $24 > 0 &&
+                 $25 < 1e-4 && $26 < 1e-4 && $27 < 1e-4) ||
                $0 ~ /NONFINITE|n\/a|nan|inf/) { print; exit 1 } }' \
         "$tmp/rows" || fail "oneDNN's column: $(cat "$tmp/rows")"
     grep -q '^# oneDNN lstm: forward ' "$tmp/out" ||
@@ -49,8 +51,8 @@ yes)
 no)
     grep -qx '# oneDNN: n/a (no libdnnl-dev)' "$tmp/out" ||
         fail "no n/a line: $(cat "$tmp/out")"
-    awk '{ if ($11 != "n/a" || $14 != "n/a" || $18 != "n/a" ||
-               $23 != "n/a" || $25 != "n/a") { print; exit 1 } }' \
+    awk '{ if ($11 != "n/a" || $14 != "n/a" || $19 != "n/a" ||
+               $24 != "n/a" || $26 != "n/a") { print; exit 1 } }' \
         "$tmp/rows" || fail "oneDNN's columns are not n/a: $(cat "$tmp/rows")"
     ;;
 *) fail "BENCH_DNNL is '$BENCH_DNNL' (yes or no)" ;;

@@ -131,34 +131,59 @@ static double square_seconds(float *a, float *b, float *c)
 #define FMA_CHAINS 12
 __attribute__((target("avx512f"))) static float fma_chains_512(long rounds)
 {
-    __m512 acc[FMA_CHAINS];
     const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
-    for (int k = 0; k < FMA_CHAINS; k++)
-        acc[k] = _mm512_set1_ps((float)k);
-    for (long r = 0; r < rounds; r++)
-        for (int k = 0; k < FMA_CHAINS; k++)
-            acc[k] = _mm512_fmadd_ps(acc[k], a, b);
-    __m512 sum = acc[0];
-    for (int k = 1; k < FMA_CHAINS; k++)
-        sum = _mm512_add_ps(sum, acc[k]);
+    /* twelve named chains from twelve values: an array may be left in
+     * memory, and equal chains be merged into one */
+    __m512 c0 = _mm512_set1_ps(0), c1 = _mm512_set1_ps(1),
+           c2 = _mm512_set1_ps(2), c3 = _mm512_set1_ps(3),
+           c4 = _mm512_set1_ps(4), c5 = _mm512_set1_ps(5),
+           c6 = _mm512_set1_ps(6), c7 = _mm512_set1_ps(7),
+           c8 = _mm512_set1_ps(8), c9 = _mm512_set1_ps(9),
+           c10 = _mm512_set1_ps(10), c11 = _mm512_set1_ps(11);
+    for (long r = 0; r < rounds; r++) {
+#define F512(c) _mm512_fmadd_ps(c, a, b)
+        c0 = F512(c0), c1 = F512(c1), c2 = F512(c2), c3 = F512(c3);
+        c4 = F512(c4), c5 = F512(c5), c6 = F512(c6), c7 = F512(c7);
+        c8 = F512(c8), c9 = F512(c9), c10 = F512(c10), c11 = F512(c11);
+#undef F512
+    }
+    const __m512 sum = _mm512_add_ps(
+        _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0, c1),
+                                    _mm512_add_ps(c2, c3)),
+                      _mm512_add_ps(_mm512_add_ps(c4, c5),
+                                    _mm512_add_ps(c6, c7))),
+        _mm512_add_ps(_mm512_add_ps(c8, c9), _mm512_add_ps(c10, c11)));
     return _mm512_reduce_add_ps(sum);
 }
 __attribute__((target("avx2,fma"))) static float fma_chains_256(long rounds)
 {
-    __m256 acc[FMA_CHAINS];
     const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
-    for (int k = 0; k < FMA_CHAINS; k++)
-        acc[k] = _mm256_set1_ps((float)k);
-    for (long r = 0; r < rounds; r++)
-        for (int k = 0; k < FMA_CHAINS; k++)
-            acc[k] = _mm256_fmadd_ps(acc[k], a, b);
-    float out[8], sum = 0;
-    for (int k = 1; k < FMA_CHAINS; k++)
-        acc[0] = _mm256_add_ps(acc[0], acc[k]);
-    _mm256_storeu_ps(out, acc[0]);
+    /* twelve named chains from twelve values: an array may be left in
+     * memory, and equal chains be merged into one */
+    __m256 c0 = _mm256_set1_ps(0), c1 = _mm256_set1_ps(1),
+           c2 = _mm256_set1_ps(2), c3 = _mm256_set1_ps(3),
+           c4 = _mm256_set1_ps(4), c5 = _mm256_set1_ps(5),
+           c6 = _mm256_set1_ps(6), c7 = _mm256_set1_ps(7),
+           c8 = _mm256_set1_ps(8), c9 = _mm256_set1_ps(9),
+           c10 = _mm256_set1_ps(10), c11 = _mm256_set1_ps(11);
+    for (long r = 0; r < rounds; r++) {
+#define F256(c) _mm256_fmadd_ps(c, a, b)
+        c0 = F256(c0), c1 = F256(c1), c2 = F256(c2), c3 = F256(c3);
+        c4 = F256(c4), c5 = F256(c5), c6 = F256(c6), c7 = F256(c7);
+        c8 = F256(c8), c9 = F256(c9), c10 = F256(c10), c11 = F256(c11);
+#undef F256
+    }
+    const __m256 sum = _mm256_add_ps(
+        _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1),
+                                    _mm256_add_ps(c2, c3)),
+                      _mm256_add_ps(_mm256_add_ps(c4, c5),
+                                    _mm256_add_ps(c6, c7))),
+        _mm256_add_ps(_mm256_add_ps(c8, c9), _mm256_add_ps(c10, c11)));
+    float out[8], total = 0;
+    _mm256_storeu_ps(out, sum);
     for (int k = 0; k < 8; k++)
-        sum += out[k];
-    return sum;
+        total += out[k];
+    return total;
 }
 /* the lanes of the widest FMA this CPU has: 16, 8, or 0 */
 static int fma_lanes(void)

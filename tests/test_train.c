@@ -1075,6 +1075,80 @@ START_TEST(test_kernel_gemm)
 }
 END_TEST
 
+/* bptt_cell_weight_grads, dW (GH, XH) += dgates^T xh over rows rows, on
+ * shapes around the kernel's tiles and its blocks of 256 k (the kernel
+ * copies dgates^T's columns in blocks of k and goes on from the dW it
+ * stored): against a double-precision reference; with the kernel, every
+ * element bit for bit the one sum over k in order with a fused
+ * multiply-add per term, on 1, 2 and 3 threads. */
+START_TEST(test_kernel_wgrad)
+{
+    static const size_t GHs[] = {1, 7, 8, 9, 40, 64};
+    static const size_t XHs[] = {1, 5, 33, 70};
+    static const size_t rowss[] = {1, 3, 255, 256, 257, 600};
+    const int kernel = strcmp(bptt_cell_kernel(), "cblas") != 0;
+    for (size_t a = 0; a < sizeof GHs / sizeof GHs[0]; a++)
+        for (size_t b = 0; b < sizeof XHs / sizeof XHs[0]; b++)
+            for (size_t c = 0; c < sizeof rowss / sizeof rowss[0]; c++) {
+                const size_t GH = GHs[a], XH = XHs[b], rows = rowss[c];
+                real *dg = malloc(rows * GH * sizeof(real));
+                real *xh = malloc(rows * XH * sizeof(real));
+                real *dW = malloc(GH * XH * sizeof(real));
+                real *dW0 = malloc(GH * XH * sizeof(real));
+                ck_assert(dg && xh && dW && dW0);
+                for (size_t k = 0; k < rows * GH; k++)
+                    dg[k] = (real)((double)((k * 7919) % 199) / 99.0 - 1);
+                for (size_t k = 0; k < rows * XH; k++)
+                    xh[k] = (real)((double)((k * 104729) % 211) / 105.0 - 1);
+                for (size_t k = 0; k < GH * XH; k++)
+                    dW0[k] = (real)((double)(k % 13) - 6) / 8;
+                for (int t = 1; t <= 3; t++) {
+#ifdef _OPENMP
+                    omp_set_num_threads(t);
+#endif
+                    memcpy(dW, dW0, GH * XH * sizeof(real));
+                    bptt_cell_weight_grads(GH, XH, rows, dg, xh, dW);
+                    for (size_t i = 0; i < GH; i++)
+                        for (size_t j = 0; j < XH; j++) {
+                            const real got = dW[i * XH + j];
+                            double ref = (double)dW0[i * XH + j],
+                                   mag = fabs(ref);
+                            real inorder = dW0[i * XH + j];
+                            for (size_t k = 0; k < rows; k++) {
+                                const real u = dg[k * GH + i],
+                                           v = xh[k * XH + j];
+                                ref += (double)u * (double)v;
+                                mag += fabs((double)u * (double)v);
+#ifdef BPTT_DOUBLE
+                                inorder = fma(u, v, inorder);
+#else
+                                inorder = fmaf(u, v, inorder);
+#endif
+                            }
+                            ck_assert_msg(
+                                fabs((double)got - ref) <=
+                                    (double)(rows + 1) * 6e-8 * mag + 1e-30,
+                                "GH=%zu XH=%zu rows=%zu: dW[%zu][%zu] = "
+                                "%.9g, reference %.9g",
+                                GH, XH, rows, i, j, (double)got, ref);
+                            ck_assert_msg(
+                                !kernel || memcmp(&got, &inorder,
+                                                  sizeof got) == 0,
+                                "GH=%zu XH=%zu rows=%zu, %d threads: "
+                                "dW[%zu][%zu] = %.9g, the sum in order "
+                                "%.9g",
+                                GH, XH, rows, t, i, j, (double)got,
+                                (double)inorder);
+                        }
+                }
+#ifdef _OPENMP
+                omp_set_num_threads(THREADS);
+#endif
+                free(dg), free(xh), free(dW), free(dW0);
+            }
+}
+END_TEST
+
 /* The forward op with the weights packed for the kernel equals the one
  * with cblas on W up to rounding (every cell, sizes off the tiles). */
 START_TEST(test_kernel_forward)
@@ -1251,6 +1325,7 @@ static Suite *train_suite(void)
     tcase_add_checked_fixture(tc, fixed_threads, NULL);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_kernel_gemm);
+    tcase_add_test(tc, test_kernel_wgrad);
     tcase_add_loop_test(tc, test_kernel_forward, 0, 3);
     suite_add_tcase(su, tc);
 

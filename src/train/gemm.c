@@ -10,6 +10,15 @@
 #include "cell.h"
 #include "gemm.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+static inline int omp_thread(void) { return omp_get_thread_num(); }
+static inline int omp_threads(void) { return omp_get_num_threads(); }
+#else
+static inline int omp_thread(void) { return 0; }
+static inline int omp_threads(void) { return 1; }
+#endif
+
 /* the bias-gradient loop vectorizes, as in cell.c */
 #define SIMD _Pragma("omp simd")
 
@@ -150,10 +159,6 @@ KTARGET static void tiles(const gemm_args *g, size_t p, const vmask *mask)
 {
     tiles_of(0, g, p, mask);
 }
-KTARGET static void tiles_t(const gemm_args *g, size_t p, const vmask *mask)
-{
-    tiles_of(1, g, p, mask);
-}
 
 /* the lanes of panel p's vectors that lie inside N */
 static void panel_masks(const gemm_args *g, size_t p, vmask *mask)
@@ -175,14 +180,16 @@ KTARGET static void kernel_gemm(const gemm_args *g)
     const int par = g->M * g->N * g->K >= 262144; /* worth the threads */
     (void)par; /* read by the pragma only; unused in a build without OpenMP
                   (the clang fuzz build) */
+    if (g->atrans) { /* row blocks, their A copied once (tile_range_t) */
+        _Pragma("omp parallel if (par)")
+        bptt_gemm_part(g, omp_thread(), omp_threads());
+        return;
+    }
     _Pragma("omp parallel for schedule(static) if (par)")
     for (size_t p = 0; p < panels; p++) {
         vmask mask[NV];
         panel_masks(g, p, mask);
-        if (g->atrans)
-            tiles_t(g, p, mask);
-        else
-            tiles(g, p, mask);
+        tiles(g, p, mask);
     }
 }
 
@@ -226,12 +233,54 @@ KTARGET static void tile_range_n(const gemm_args *g, size_t first,
 {
     tile_range(0, g, first, last);
 }
+/* A read transposed (the weight gradient: A = dgates^T, whose rows of
+ * G*H reals are often a power of two apart, so that the k of one tile fall
+ * into a few cache sets): tiles [first, last) numbered row block by row
+ * block (the panels of row block 0, then of row block 1, ...), and the A
+ * of a row block copied, KC k at a time, into KC rows of MR side by side,
+ * which all its panels then read.  The sums are unchanged: each tile
+ * starts its next KC from the C it stored (beta), so every element is
+ * still one sum over k in order. */
+#define KC 256
 KTARGET static void tile_range_t(const gemm_args *g, size_t first,
                                  size_t last)
 {
-    tile_range(1, g, first, last);
+    const size_t panels = (g->N + NR - 1) / NR;
+    real pack[KC * MR];
+    size_t k = first;
+    while (k < last) {
+        const size_t rb = k / panels, i = rb * MR;
+        const size_t p0 = k % panels;
+        const size_t p1 = (rb + 1) * panels < last ? panels
+                                                   : last - rb * panels;
+        const size_t mr = g->M - i < MR ? g->M - i : MR;
+        for (size_t kc = 0; kc < g->K; kc += KC) {
+            const size_t kn = g->K - kc < KC ? g->K - kc : KC;
+            for (size_t kk = 0; kk < kn; kk++)
+                for (size_t r = 0; r < mr; r++)
+                    pack[kk * MR + r] = g->A1[(kc + kk) * g->lda1 + i + r];
+            gemm_args sub = *g;
+            sub.M = mr;
+            sub.K = sub.K1 = kn;
+            sub.A1 = pack;
+            sub.lda1 = MR;
+            sub.Bm = g->Bm + kc * g->ldb;
+            sub.C = g->C + i * g->ldc;
+            if (kc > 0) { /* go on from the C just stored */
+                sub.bias = NULL;
+                sub.beta = 1;
+            }
+            for (size_t p = p0; p < p1; p++) {
+                vmask mask[NV];
+                panel_masks(g, p, mask);
+                tile_at(1, &sub, 0, p, mask);
+            }
+        }
+        k = rb * panels + p1;
+    }
 }
 
+/* A product's tiles, in either numbering. */
 void bptt_gemm_part(const bptt_gemm_prod *g, int q, int P)
 {
     const size_t tiles_all =
@@ -259,6 +308,7 @@ static int kernel_possible(void)
 #else
 #define NR 1
 static int kernel_possible(void) { return 0; }
+/* A product's tiles, in either numbering. */
 void bptt_gemm_part(const bptt_gemm_prod *g, int q, int P)
 {
     (void)g, (void)q, (void)P; /* the team path needs the kernel */

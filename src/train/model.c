@@ -535,7 +535,13 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
             TEAM_BARRIER();
             size_t j0, j1;
             share(GH, q, P, &j0, &j1);
-            bias_rows_sum(dg, B, GH, dbias_of(m, l), j0, j1);
+            double *db = dbias_of(m, l);
+            for (size_t r = 0; r < B; r++) { /* row by row, as the whole op */
+                const real *d = dg + r * GH;
+                _Pragma("omp simd")
+                for (size_t j = j0; j < j1; j++)
+                    db[j] += (double)d[j];
+            }
             const bptt_gemm_prod back =
                 l == 0 ? bptt_gemm_dh_prod(ws, G, dg, dc)
                        : bptt_gemm_dxh_prod(

@@ -339,8 +339,10 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
     const double t_full = expt_median(arms[0].sec, rounds);
     const double t_gemm = expt_median(gemm, rounds);
     const double t_gemm1 = expt_median(gemm1, rounds);
-    const double roof = 2.0 * ROOF_N * ROOF_N * ROOF_N /
-                        expt_median(square, rounds) / 1e9;
+    const double sq = 2.0 * ROOF_N * ROOF_N * ROOF_N /
+                      expt_median(square, rounds) / 1e9;
+    const double fma = fma_peak(threads);
+    const double roof = fma > sq ? fma : sq;
     printf("%-5s %4zu %4d %3zu %8.3f %8.1f %8.1f %6.0f%% %8.1f %6.0f%% %7.1f "
            "%5.0f%%",
            cell->name, H, threads, K, t_full, flops_full / t_full / 1e9,
@@ -831,10 +833,12 @@ int main(int argc, char **argv)
                "# k: steps per weight-gradient block; gflops: GEMM flops of a "
                "full-BPTT iteration per second;\n# sgemm: the same GEMM calls "
                "alone, share: sgemm time / iteration time; sgemm1, share1: the "
-               "same with dW added every step;\n# roof: OpenBLAS on one "
-               "%d^3 product at this thread count (GFLOP/s), roof%%: gflops / "
-               "roof\n",
-               dims.T, dims.B, dims.X, rounds, bptt_cell_kernel(), ROOF_N);
+               "same with dW added every step;\n# roof: the larger of "
+               "OpenBLAS on one %d^3 product and the CPU's FMA throughput on "
+               "registers (%s), at this thread count (GFLOP/s), roof%%: "
+               "gflops / roof\n",
+               dims.T, dims.B, dims.X, rounds, bptt_cell_kernel(), ROOF_N,
+               fma_name());
         printf("# OpenBLAS kernels: %s\n", blas);
         printf("%-5s %4s %4s %3s %8s %8s %8s %7s %8s %7s %7s %6s %8s %8s "
                "%8s\n",

@@ -177,7 +177,7 @@ static void panel_masks(const gemm_args *g, size_t p, vmask *mask)
 KTARGET static void kernel_gemm(const gemm_args *g)
 {
     const size_t panels = (g->N + NR - 1) / NR;
-    const int par = g->M * g->N * g->K >= 262144; /* worth the threads */
+    const int par = bptt_gemm_worth_threads(g->M, g->N, g->K);
     (void)par; /* read by the pragma only; unused in a build without OpenMP
                   (the clang fuzz build) */
     if (g->atrans) { /* row blocks, their A copied once (tile_range_t) */
@@ -330,6 +330,11 @@ static int kernel_on(void)
 }
 
 int bptt_gemm_kernel_on(void) { return kernel_on(); }
+
+int bptt_gemm_worth_threads(size_t M, size_t N, size_t K)
+{
+    return M * N * K >= 262144;
+}
 
 const char *bptt_cell_kernel(void)
 {

@@ -23,6 +23,10 @@
  * and no one chose cblas), else 0: the cells pick their wide rows by it. */
 int bptt_gemm_kernel_on(void);
 
+/* 1 when a product of M N K multiply-adds is worth more than one thread
+ * (below, the threads' start and wait cost more than they save). */
+int bptt_gemm_worth_threads(size_t M, size_t N, size_t K);
+
 /* xh := [x, h] (B, X+H), row by row. */
 void bptt_gemm_concat(const bptt_cell_ws *ws, real *xh, const real *x,
                       const real *h);

@@ -345,6 +345,14 @@ static int team_path(const bptt_model *m)
     return m->wpack[0] != NULL && bptt_gemm_kernel_on();
 }
 
+/* the region runs on one thread where a step's largest product (a layer's
+ * gates) is too small to share: same bits either way */
+static int team_worth(const bptt_model *m)
+{
+    const size_t X = m->X > m->H ? m->X : m->H;
+    return bptt_gemm_worth_threads(m->B, m->cell->gates * m->H, X + m->H);
+}
+
 #ifdef _OPENMP
 #define TEAM_ID() omp_get_thread_num()
 #define TEAM_SIZE() omp_get_num_threads()
@@ -370,7 +378,9 @@ static void team_forward(bptt_model *m, const real *x, const real *state_in,
 {
     const bptt_cell_type *c = m->cell;
     const size_t B = m->B, n = B * m->H;
-    _Pragma("omp parallel")
+    const int par = team_worth(m);
+    (void)par; /* read by the pragma only (a build without OpenMP) */
+    _Pragma("omp parallel if (par)")
     {
         const int q = TEAM_ID(), P = TEAM_SIZE();
         size_t r0, r1;
@@ -490,7 +500,9 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
     const real *bo = m->params + m->tensor[2 * L + 1].offset;
     const int flush = slot == 0; /* the block's lowest step */
     const size_t rows = m->wgrad_rows * B;
-    _Pragma("omp parallel")
+    const int par = team_worth(m);
+    (void)par;
+    _Pragma("omp parallel if (par)")
     {
         const int q = TEAM_ID(), P = TEAM_SIZE();
         size_t r0, r1;

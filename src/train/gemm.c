@@ -236,26 +236,29 @@ KTARGET static void tile_range_n(const gemm_args *g, size_t first,
 /* A read transposed (the weight gradient: A = dgates^T, whose rows of
  * G*H reals are often a power of two apart, so that the k of one tile fall
  * into a few cache sets): tiles [first, last) numbered row block by row
- * block (the panels of row block 0, then of row block 1, ...), and the A
- * of a row block copied, KC k at a time, into KC rows of MR side by side,
- * which all its panels then read.  The sums are unchanged: each tile
- * starts its next KC from the C it stored (beta), so every element is
- * still one sum over k in order. */
-#define KC 256
+ * block (the panels of row block 0, then of row block 1, ...), taken kc
+ * rows of k at a time: the kc rows of Bm (at most 256 KiB, so that they
+ * stay in L2 while every row block passes over them), and for each row
+ * block its A copied into kc rows of MR side by side.  The sums are
+ * unchanged: each tile starts its next kc from the C it stored (beta), so
+ * every element is still one sum over k in order. */
+#define KC_MAX 256
 KTARGET static void tile_range_t(const gemm_args *g, size_t first,
                                  size_t last)
 {
     const size_t panels = (g->N + NR - 1) / NR;
-    real pack[KC * MR];
-    size_t k = first;
-    while (k < last) {
-        const size_t rb = k / panels, i = rb * MR;
-        const size_t p0 = k % panels;
-        const size_t p1 = (rb + 1) * panels < last ? panels
-                                                   : last - rb * panels;
-        const size_t mr = g->M - i < MR ? g->M - i : MR;
-        for (size_t kc = 0; kc < g->K; kc += KC) {
-            const size_t kn = g->K - kc < KC ? g->K - kc : KC;
+    size_t kc_len = (size_t)65536 / (g->N > 0 ? g->N : 1);
+    kc_len = kc_len < 8 ? 8 : kc_len > KC_MAX ? KC_MAX : kc_len;
+    real pack[KC_MAX * MR];
+    for (size_t kc = 0; kc < g->K; kc += kc_len) {
+        const size_t kn = g->K - kc < kc_len ? g->K - kc : kc_len;
+        size_t k = first;
+        while (k < last) {
+            const size_t rb = k / panels, i = rb * MR;
+            const size_t p0 = k % panels;
+            const size_t p1 = (rb + 1) * panels < last ? panels
+                                                       : last - rb * panels;
+            const size_t mr = g->M - i < MR ? g->M - i : MR;
             for (size_t kk = 0; kk < kn; kk++)
                 for (size_t r = 0; r < mr; r++)
                     pack[kk * MR + r] = g->A1[(kc + kk) * g->lda1 + i + r];
@@ -266,7 +269,7 @@ KTARGET static void tile_range_t(const gemm_args *g, size_t first,
             sub.lda1 = MR;
             sub.Bm = g->Bm + kc * g->ldb;
             sub.C = g->C + i * g->ldc;
-            if (kc > 0) { /* go on from the C just stored */
+            if (kc > 0) { /* go on from the C stored */
                 sub.bias = NULL;
                 sub.beta = 1;
             }
@@ -275,8 +278,8 @@ KTARGET static void tile_range_t(const gemm_args *g, size_t first,
                 panel_masks(g, p, mask);
                 tile_at(1, &sub, 0, p, mask);
             }
+            k = rb * panels + p1;
         }
-        k = rb * panels + p1;
     }
 }
 

@@ -117,6 +117,12 @@ tile(const int mr, const int at, const gemm_args *g, size_t i, size_t p,
     real *C = g->C + i * ldc + p * NR;
     const real *b = g->Bm + p * g->pstride;
     vreal acc[MR][NV];
+    if (!g->beta) /* C not read: ask for its lines now, to write them at
+                     the end (a step's outputs land on fresh memory, such
+                     as a checkpoint, whose lines would stall the stores) */
+        UNROLL for (int r = 0; r < mr; r++)
+            UNROLL for (int v = 0; v < NV; v++)
+                __builtin_prefetch(C + r * ldc + v * VL, 1, 3);
     UNROLL for (int r = 0; r < mr; r++)
         UNROLL for (int v = 0; v < NV; v++)
             acc[r][v] = g->bias   ? V_MLOAD(mask[v], g->bias + p * NR + v * VL)

@@ -98,13 +98,8 @@ static const real *whole_h(const bptt_cell_type *c, const bptt_cell_ws *ws,
                            const real *s, real *scratch)
 {
     const size_t B = ws->B, H = ws->H;
-    const real *h = NULL;
-    OVER_ROWS(B, H, {
-        const real *hq = c->h_rows(ws, s, scratch, r0, r1);
-        if (r0 == 0)
-            h = hq;
-    })
-    return h;
+    OVER_ROWS(B, H, (void)c->h_rows(ws, s, scratch, r0, r1))
+    return c->h_rows(ws, s, scratch, 0, 0); /* no rows: where h is */
 }
 
 /* the cells' entries: the whole ops of cell.h, by name */

@@ -129,62 +129,37 @@ static double square_seconds(float *a, float *b, float *c)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define FMA_CHAINS 12
-__attribute__((target("avx512f"))) static float fma_chains_512(long rounds)
-{
-    const __m512 a = _mm512_set1_ps(0.999f), b = _mm512_set1_ps(1e-3f);
-    /* twelve named chains from twelve values: an array may be left in
-     * memory, and equal chains be merged into one */
-    __m512 c0 = _mm512_set1_ps(0), c1 = _mm512_set1_ps(1),
-           c2 = _mm512_set1_ps(2), c3 = _mm512_set1_ps(3),
-           c4 = _mm512_set1_ps(4), c5 = _mm512_set1_ps(5),
-           c6 = _mm512_set1_ps(6), c7 = _mm512_set1_ps(7),
-           c8 = _mm512_set1_ps(8), c9 = _mm512_set1_ps(9),
-           c10 = _mm512_set1_ps(10), c11 = _mm512_set1_ps(11);
-    for (long r = 0; r < rounds; r++) {
-#define F512(c) _mm512_fmadd_ps(c, a, b)
-        c0 = F512(c0), c1 = F512(c1), c2 = F512(c2), c3 = F512(c3);
-        c4 = F512(c4), c5 = F512(c5), c6 = F512(c6), c7 = F512(c7);
-        c8 = F512(c8), c9 = F512(c9), c10 = F512(c10), c11 = F512(c11);
-#undef F512
+/* fma_chains_NNN(rounds): twelve named chains from twelve values (an
+ * array may be left in memory, and equal chains be merged into one), their
+ * lanes' sum at the end so that nothing is dropped */
+#define FMA_CHAINS_FN(name, tgt, vec, lanes, set1, fmadd, add, storeu)       \
+    __attribute__((target(tgt))) static float name(long rounds)              \
+    {                                                                        \
+        const vec a = set1(0.999f), b = set1(1e-3f);                         \
+        vec c0 = set1(0), c1 = set1(1), c2 = set1(2), c3 = set1(3),          \
+            c4 = set1(4), c5 = set1(5), c6 = set1(6), c7 = set1(7),          \
+            c8 = set1(8), c9 = set1(9), c10 = set1(10), c11 = set1(11);      \
+        for (long r = 0; r < rounds; r++) {                                  \
+            c0 = fmadd(c0, a, b), c1 = fmadd(c1, a, b);                      \
+            c2 = fmadd(c2, a, b), c3 = fmadd(c3, a, b);                      \
+            c4 = fmadd(c4, a, b), c5 = fmadd(c5, a, b);                      \
+            c6 = fmadd(c6, a, b), c7 = fmadd(c7, a, b);                      \
+            c8 = fmadd(c8, a, b), c9 = fmadd(c9, a, b);                      \
+            c10 = fmadd(c10, a, b), c11 = fmadd(c11, a, b);                  \
+        }                                                                    \
+        const vec sum = add(add(add(add(c0, c1), add(c2, c3)),               \
+                                add(add(c4, c5), add(c6, c7))),              \
+                            add(add(c8, c9), add(c10, c11)));                \
+        float out[lanes], total = 0;                                         \
+        storeu(out, sum);                                                    \
+        for (int k = 0; k < (lanes); k++)                                    \
+            total += out[k];                                                 \
+        return total;                                                        \
     }
-    const __m512 sum = _mm512_add_ps(
-        _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0, c1),
-                                    _mm512_add_ps(c2, c3)),
-                      _mm512_add_ps(_mm512_add_ps(c4, c5),
-                                    _mm512_add_ps(c6, c7))),
-        _mm512_add_ps(_mm512_add_ps(c8, c9), _mm512_add_ps(c10, c11)));
-    return _mm512_reduce_add_ps(sum);
-}
-__attribute__((target("avx2,fma"))) static float fma_chains_256(long rounds)
-{
-    const __m256 a = _mm256_set1_ps(0.999f), b = _mm256_set1_ps(1e-3f);
-    /* twelve named chains from twelve values: an array may be left in
-     * memory, and equal chains be merged into one */
-    __m256 c0 = _mm256_set1_ps(0), c1 = _mm256_set1_ps(1),
-           c2 = _mm256_set1_ps(2), c3 = _mm256_set1_ps(3),
-           c4 = _mm256_set1_ps(4), c5 = _mm256_set1_ps(5),
-           c6 = _mm256_set1_ps(6), c7 = _mm256_set1_ps(7),
-           c8 = _mm256_set1_ps(8), c9 = _mm256_set1_ps(9),
-           c10 = _mm256_set1_ps(10), c11 = _mm256_set1_ps(11);
-    for (long r = 0; r < rounds; r++) {
-#define F256(c) _mm256_fmadd_ps(c, a, b)
-        c0 = F256(c0), c1 = F256(c1), c2 = F256(c2), c3 = F256(c3);
-        c4 = F256(c4), c5 = F256(c5), c6 = F256(c6), c7 = F256(c7);
-        c8 = F256(c8), c9 = F256(c9), c10 = F256(c10), c11 = F256(c11);
-#undef F256
-    }
-    const __m256 sum = _mm256_add_ps(
-        _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1),
-                                    _mm256_add_ps(c2, c3)),
-                      _mm256_add_ps(_mm256_add_ps(c4, c5),
-                                    _mm256_add_ps(c6, c7))),
-        _mm256_add_ps(_mm256_add_ps(c8, c9), _mm256_add_ps(c10, c11)));
-    float out[8], total = 0;
-    _mm256_storeu_ps(out, sum);
-    for (int k = 0; k < 8; k++)
-        total += out[k];
-    return total;
-}
+FMA_CHAINS_FN(fma_chains_512, "avx512f", __m512, 16, _mm512_set1_ps,
+              _mm512_fmadd_ps, _mm512_add_ps, _mm512_storeu_ps)
+FMA_CHAINS_FN(fma_chains_256, "avx2,fma", __m256, 8, _mm256_set1_ps,
+              _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps)
 /* the lanes of the widest FMA this CPU has: 16, 8, or 0 */
 static int fma_lanes(void)
 {

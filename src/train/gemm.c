@@ -143,14 +143,13 @@ tile(const int mr, const int at, const gemm_args *g, size_t i, size_t p,
             V_MSTORE(C + r * ldc + v * VL, mask[v], acc[r][v]);
 }
 
-/* Every row of panel p: tiles of MR rows, then the rest. */
+/* One tile of any height (the rows left at i, at most MR). */
 __attribute__((always_inline)) KTARGET static inline void
-tiles_of(const int at, const gemm_args *g, size_t p, const vmask *mask)
+tile_at(const int at, const gemm_args *g, size_t i, size_t p,
+        const vmask *mask)
 {
-    size_t i = 0;
-    for (; i + MR <= g->M; i += MR)
-        tile(MR, at, g, i, p, mask);
-    switch (g->M - i) {
+    switch (g->M - i < MR ? g->M - i : MR) {
+    case 8: tile(8, at, g, i, p, mask); break;
     case 7: tile(7, at, g, i, p, mask); break;
     case 6: tile(6, at, g, i, p, mask); break;
     case 5: tile(5, at, g, i, p, mask); break;
@@ -160,6 +159,14 @@ tiles_of(const int at, const gemm_args *g, size_t p, const vmask *mask)
     case 1: tile(1, at, g, i, p, mask); break;
     default: break;
     }
+}
+
+/* Every row of panel p: tiles of MR rows, then the rest. */
+__attribute__((always_inline)) KTARGET static inline void
+tiles_of(const int at, const gemm_args *g, size_t p, const vmask *mask)
+{
+    for (size_t i = 0; i < g->M; i += MR)
+        tile_at(at, g, i, p, mask);
 }
 KTARGET static void tiles(const gemm_args *g, size_t p, const vmask *mask)
 {
@@ -196,24 +203,6 @@ KTARGET static void kernel_gemm(const gemm_args *g)
         vmask mask[NV];
         panel_masks(g, p, mask);
         tiles(g, p, mask);
-    }
-}
-
-/* One tile of any height (the rows left at i, at most MR). */
-__attribute__((always_inline)) KTARGET static inline void
-tile_at(const int at, const gemm_args *g, size_t i, size_t p,
-        const vmask *mask)
-{
-    switch (g->M - i < MR ? g->M - i : MR) {
-    case 8: tile(8, at, g, i, p, mask); break;
-    case 7: tile(7, at, g, i, p, mask); break;
-    case 6: tile(6, at, g, i, p, mask); break;
-    case 5: tile(5, at, g, i, p, mask); break;
-    case 4: tile(4, at, g, i, p, mask); break;
-    case 3: tile(3, at, g, i, p, mask); break;
-    case 2: tile(2, at, g, i, p, mask); break;
-    case 1: tile(1, at, g, i, p, mask); break;
-    default: break;
     }
 }
 

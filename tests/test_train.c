@@ -514,7 +514,7 @@ END_TEST
  * evenly, more threads than rows; steps large enough that the region is
  * shared, bptt_gemm_worth_threads), for every cell on one and two layers,
  * and the forward step equals the cells' whole ops bit for bit.  On cblas
- * (no team path) they agree to rounding. */
+ * (no team path) both agree to rounding. */
 static const config thread_configs[] = { /* large enough to be shared */
     {"lstm", 2, "copy", 7, 13, 4, 80, 21},
     {"gru", 2, "copy", 7, 5, 4, 120, 22},
@@ -587,10 +587,17 @@ START_TEST(test_threads_identical)
                          m->params + m->tensor[2 * l + 1].offset,
                          l == 0 ? x : o2 + (l - 1) * hv, in + l * hv,
                          s2 + l * iv, o2 + l * hv);
-    ck_assert_msg(memcmp(s1, s2, il * sizeof(real)) == 0 &&
-                      memcmp(o1, o2, hl * sizeof(real)) == 0,
-                  "%s: the forward step differs from the cells' ops",
-                  r.name);
+    if (kernel) /* one region on 3 threads, the same bits */
+        ck_assert_msg(memcmp(s1, s2, il * sizeof(real)) == 0 &&
+                          memcmp(o1, o2, hl * sizeof(real)) == 0,
+                      "%s: the forward step differs from the cells' ops",
+                      r.name);
+    else /* OpenBLAS on 3 threads against 1: to rounding */
+        ck_assert_msg(rel_diff(s1, s2, il) < 1e-6 &&
+                          rel_diff(o1, o2, hl) < 1e-6,
+                      "%s: the forward step on 3 threads against 1: "
+                      "relative differences %.3g, %.3g",
+                      r.name, rel_diff(s1, s2, il), rel_diff(o1, o2, hl));
     free(in), free(s1), free(s2), free(o1), free(o2);
     set_threads(THREADS);
     rig_close(&r);

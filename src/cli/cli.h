@@ -47,6 +47,8 @@ int cli_option_error(const char *cmd, int c, char **argv);
 /* The end of an option loop: rc (the loop's status) when not 0, else
  * EXIT_USAGE (with the error) if arguments remain after the options. */
 int cli_no_operands(const char *cmd, int rc, int argc, char **argv);
+/* 0, or EXIT_USAGE with the error when --length was not given (0). */
+int cli_length_given(const char *cmd, int64_t length);
 
 /* getopt_long over opts (short options: -h only) with the checks every
  * subcommand wants: a missing value, an unknown or ambiguous option, a

@@ -286,9 +286,8 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
     }
     if ((rc = cli_no_operands(CMD, rc, argc, argv)) != 0)
         return rc;
-    if (a->length == 0)
-        return cli_error(EXIT_USAGE, CMD, "--length is required (e.g. "
-                         "--length 1000)");
+    if ((rc = cli_length_given(CMD, a->length)) != 0)
+        return rc;
     if (a->actions && a->curve)
         return cli_error(EXIT_USAGE, CMD, "--actions and --curve exclude each "
                          "other (use one)");

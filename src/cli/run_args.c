@@ -223,9 +223,8 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
     }
     if ((rc = cli_no_operands(CMD, rc, argc, argv)) != 0)
         return rc;
-    if (a->length == 0)
-        return cli_error(EXIT_USAGE, CMD, "--length is required (e.g. "
-                         "--length 1000)");
+    if ((rc = cli_length_given(CMD, a->length)) != 0)
+        return rc;
     if (a->lr == 0)
         a->lr = strcmp(a->optimizer, "adam") == 0 ? 1e-3 : 0.1;
     /* the outputs, written at the end, must be writable now */

@@ -130,6 +130,14 @@ int cli_no_operands(const char *cmd, int rc, int argc, char **argv)
     return 0;
 }
 
+int cli_length_given(const char *cmd, int64_t length)
+{
+    if (length == 0)
+        return cli_error(EXIT_USAGE, cmd, "--length is required (e.g. "
+                         "--length 1000)");
+    return 0;
+}
+
 int cli_parse_int(const char *cmd, const char *opt, const char *text,
                   int64_t lo, int64_t hi, int64_t *out)
 {

@@ -24,7 +24,8 @@
  * (ours, oneDNN, ours, ...): median, min and max per column, the median of
  * the side-by-side ratios, each column's recurrent-layer GEMM rate against
  * the machine's peak (the larger of OpenBLAS SGEMM on 2048^3 and the CPU's
- * FMA throughput on registers, at the same thread count, in the same run), the trend of each column through the run (last
+ * FMA throughput on registers, at the same thread count, in the same run;
+ * bench-roof.h), the trend of each column through the run (last
  * quarter's median over the first quarter's), our checkpoint bytes against
  * oneDNN's workspace, and how far oneDNN's hidden states and gradients lie
  * from ours.  Without libdnnl-dev the oneDNN columns say n/a and ours are
@@ -51,6 +52,7 @@
 #endif
 
 #include "bench-onednn.h"
+#include "bench-roof.h"
 #include "blascore.h"
 #include "bptt.h"
 #include "budget.h"
@@ -104,107 +106,6 @@ static double gemm_only_seconds(size_t G, size_t T, size_t B, size_t X,
     free(W); free(dW); free(xh); free(gates); free(dh); free(Wo); free(dWo);
     free(logits);
     return s;
-}
-
-/* OpenBLAS on one large square product (N = 2048), the rate a GEMM reaches
- * on this machine at this thread count: the roofline (the peak) the
- * iterations are held against. */
-#define ROOF_N 2048
-static double square_seconds(float *a, float *b, float *c)
-{
-    const double t0 = expt_now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ROOF_N, ROOF_N,
-                ROOF_N, 1, a, ROOF_N, b, ROOF_N, 0, c, ROOF_N);
-    return expt_now() - t0;
-}
-
-/* The CPU's arithmetic roof: every thread of a parallel region runs
- * independent chains of fused multiply-adds on registers (12 vectors, more
- * than the FMA units' latency times their count), on the widest vectors
- * the CPU has (AVX-512, else AVX2 with FMA), FMA_ROUNDS rounds each; the
- * flops per second of all threads together.  No memory is touched: no
- * GEMM, ours or OpenBLAS's, can beat it, so it is the peak the rates are
- * held against.  0 where neither is there (or off x86-64). */
-#define FMA_ROUNDS 20000000L
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define FMA_CHAINS 12
-/* fma_chains_NNN(rounds): twelve named chains from twelve values (an
- * array may be left in memory, and equal chains be merged into one), their
- * lanes' sum at the end so that nothing is dropped */
-#define FMA_CHAINS_FN(name, tgt, vec, lanes, set1, fmadd, add, storeu)       \
-    __attribute__((target(tgt))) static float name(long rounds)              \
-    {                                                                        \
-        const vec a = set1(0.999f), b = set1(1e-3f);                         \
-        vec c0 = set1(0), c1 = set1(1), c2 = set1(2), c3 = set1(3),          \
-            c4 = set1(4), c5 = set1(5), c6 = set1(6), c7 = set1(7),          \
-            c8 = set1(8), c9 = set1(9), c10 = set1(10), c11 = set1(11);      \
-        for (long r = 0; r < rounds; r++) {                                  \
-            c0 = fmadd(c0, a, b), c1 = fmadd(c1, a, b);                      \
-            c2 = fmadd(c2, a, b), c3 = fmadd(c3, a, b);                      \
-            c4 = fmadd(c4, a, b), c5 = fmadd(c5, a, b);                      \
-            c6 = fmadd(c6, a, b), c7 = fmadd(c7, a, b);                      \
-            c8 = fmadd(c8, a, b), c9 = fmadd(c9, a, b);                      \
-            c10 = fmadd(c10, a, b), c11 = fmadd(c11, a, b);                  \
-        }                                                                    \
-        const vec sum = add(add(add(add(c0, c1), add(c2, c3)),               \
-                                add(add(c4, c5), add(c6, c7))),              \
-                            add(add(c8, c9), add(c10, c11)));                \
-        float out[lanes], total = 0;                                         \
-        storeu(out, sum);                                                    \
-        for (int k = 0; k < (lanes); k++)                                    \
-            total += out[k];                                                 \
-        return total;                                                        \
-    }
-FMA_CHAINS_FN(fma_chains_512, "avx512f", __m512, 16, _mm512_set1_ps,
-              _mm512_fmadd_ps, _mm512_add_ps, _mm512_storeu_ps)
-FMA_CHAINS_FN(fma_chains_256, "avx2,fma", __m256, 8, _mm256_set1_ps,
-              _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps)
-/* the lanes of the widest FMA this CPU has: 16, 8, or 0 */
-static int fma_lanes(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f")                       ? 16
-           : __builtin_cpu_supports("avx2") &&
-                   __builtin_cpu_supports("fma")                   ? 8
-                                                                   : 0;
-}
-static double fma_peak(int threads)
-{
-    const int lanes = fma_lanes();
-    if (!lanes)
-        return 0;
-    volatile float sink = 0;
-    const double t0 = expt_now();
-    _Pragma("omp parallel num_threads(threads)")
-    {
-        const float v = lanes == 16 ? fma_chains_512(FMA_ROUNDS)
-                                    : fma_chains_256(FMA_ROUNDS);
-        _Pragma("omp atomic")
-        sink += v;
-    }
-    const double sec = expt_now() - t0;
-    (void)sink;
-    return 2.0 * lanes * FMA_CHAINS * (double)FMA_ROUNDS * threads / sec /
-           1e9;
-}
-#else
-static double fma_peak(int threads)
-{
-    (void)threads;
-    return 0;
-}
-#endif
-
-/* the vectors fma_peak runs on, for the header */
-static const char *fma_name(void)
-{
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    const int lanes = fma_lanes();
-    return lanes == 16 ? "AVX-512" : lanes == 8 ? "AVX2" : "none: peak = sgemm";
-#else
-    return "none: peak = sgemm";
-#endif
 }
 
 typedef struct {
@@ -279,16 +180,9 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
     if (rounds > 32)
         rounds = 32;
 
-    const size_t nn = (size_t)ROOF_N * ROOF_N;
-    float *sa = malloc(nn * sizeof(float)), *sb = malloc(nn * sizeof(float));
-    float *sc = malloc(nn * sizeof(float));
-    if (!sa || !sb || !sc)
+    bench_square sq;
+    if (bench_square_open(&sq) != 0)
         return 1;
-    for (size_t k = 0; k < nn; k++) {
-        sa[k] = 0.001f * (float)(k % 13);
-        sb[k] = 0.001f * (float)(k % 7);
-    }
-    square_seconds(sa, sb, sc); /* warm-up: OpenBLAS's threads start */
     bptt_exec_stats es;
     bptt_exec_run(arms[0].plan, model, &batch, mem, &es); /* warm-up */
     double gemm[32], gemm1[32], square[32];
@@ -302,11 +196,9 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
                                     K);
         gemm1[r] = gemm_only_seconds(cell->gates, T, B, X, H, V, (int64_t)T,
                                      1);
-        square[r] = square_seconds(sa, sb, sc);
+        square[r] = bench_square_seconds(&sq);
     }
-    free(sa);
-    free(sb);
-    free(sc);
+    bench_square_close(&sq);
     bptt_flops f;
     bptt_model_flops(model, &f);
     const double flops_full =
@@ -314,10 +206,9 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
     const double t_full = expt_median(arms[0].sec, rounds);
     const double t_gemm = expt_median(gemm, rounds);
     const double t_gemm1 = expt_median(gemm1, rounds);
-    const double sq = 2.0 * ROOF_N * ROOF_N * ROOF_N /
-                      expt_median(square, rounds) / 1e9;
-    const double fma = fma_peak(threads);
-    const double roof = fma > sq ? fma : sq;
+    const double sgemm = bench_square_gflops(expt_median(square, rounds));
+    const double fma = bench_fma_peak(threads);
+    const double roof = fma > sgemm ? fma : sgemm;
     printf("%-5s %4zu %4d %3zu %8.3f %8.1f %8.1f %6.0f%% %8.1f %6.0f%% %7.1f "
            "%5.0f%%",
            cell->name, H, threads, K, t_full, flops_full / t_full / 1e9,
@@ -448,13 +339,11 @@ static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
     double *ours = calloc((size_t)iters, sizeof(double));
     double *theirs = calloc((size_t)iters, sizeof(double));
     double *ratio = calloc((size_t)iters, sizeof(double));
-    const size_t nn = (size_t)ROOF_N * ROOF_N;
-    float *sa = malloc(nn * sizeof(float)), *sb = malloc(nn * sizeof(float));
-    float *sc = malloc(nn * sizeof(float));
+    bench_square sq = {0};
     const bptt_session_spec sp = {.cell = cell, .layers = 1, .hidden = H,
                                   .batch = B, .length = T, .input = X,
                                   .task = "copy", .seed = 1};
-    if (!mem || !ours || !theirs || !ratio || !sa || !sb || !sc) {
+    if (!mem || !ours || !theirs || !ratio || bench_square_open(&sq) != 0) {
         fprintf(stderr, "bench-train: out of memory\n");
         goto done;
     }
@@ -470,11 +359,6 @@ static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
         fprintf(stderr, "bench-train: no full-BPTT plan at T=%zu\n", T);
         goto done;
     }
-    for (size_t k = 0; k < nn; k++) {
-        sa[k] = 0.001f * (float)(k % 13);
-        sb[k] = 0.001f * (float)(k % 7);
-    }
-    square_seconds(sa, sb, sc); /* warm-up: OpenBLAS's threads start */
 
     /* ours, once: the reference gradients and the checkpoint peak */
     bptt_exec_stats es;
@@ -523,7 +407,7 @@ static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
     /* the peak, three times through the run; interleaved iterations */
     double peak_s[3];
     int n_peak = 0;
-    peak_s[n_peak++] = square_seconds(sa, sb, sc);
+    peak_s[n_peak++] = bench_square_seconds(&sq);
     for (int i = 0; i < iters; i++) {
         double t0 = expt_now();
         if (bptt_exec_run(full.plan, model, &batch, mem, &es) != BPTT_OK) {
@@ -542,18 +426,14 @@ static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
             ratio[i] = ours[i] / theirs[i];
         }
         if (i == iters / 2)
-            peak_s[n_peak++] = square_seconds(sa, sb, sc);
+            peak_s[n_peak++] = bench_square_seconds(&sq);
     }
-    peak_s[n_peak++] = square_seconds(sa, sb, sc);
+    peak_s[n_peak++] = bench_square_seconds(&sq);
     double best = peak_s[0];
     for (int k = 1; k < n_peak; k++)
         best = peak_s[k] < best ? peak_s[k] : best;
-    const double sgemm = 2.0 * ROOF_N * ROOF_N * ROOF_N / best / 1e9;
-    double fma = 0; /* the arithmetic roof, best of 3, after the run */
-    for (int k = 0; k < 3; k++) {
-        const double f = fma_peak(threads);
-        fma = f > fma ? f : fma;
-    }
+    const double sgemm = bench_square_gflops(best);
+    const double fma = bench_fma_peak(threads); /* after the run */
     const double peak = fma > sgemm ? fma : sgemm;
     if (dn)
         finite = finite && bench_onednn_finite(dn);
@@ -625,9 +505,7 @@ done:
     free(ours);
     free(theirs);
     free(ratio);
-    free(sa);
-    free(sb);
-    free(sc);
+    bench_square_close(&sq);
     return rc;
 }
 
@@ -647,7 +525,7 @@ static void onednn_header(int iters, const char *blas)
            "FMA throughput on registers (%s, thr threads, best of 3, after "
            "the iterations); *_gf: recurrent-layer GEMM flops (cell forward "
            "+ backward) per second at the median, *_pk: %% of peak\n",
-           ROOF_N, fma_name());
+           BENCH_ROOF_N, bench_fma_name());
     printf("# trend_*: median of the last quarter of the iterations over "
            "the first quarter's, flagged TREND above max(1.10, the first "
            "quarter's max/min); ckpt_MiB: our checkpoints' measured peak, "
@@ -812,8 +690,8 @@ int main(int argc, char **argv)
                "OpenBLAS on one %d^3 product and the CPU's FMA throughput on "
                "registers (%s), at this thread count (GFLOP/s), roof%%: "
                "gflops / roof\n",
-               dims.T, dims.B, dims.X, rounds, bptt_cell_kernel(), ROOF_N,
-               fma_name());
+               dims.T, dims.B, dims.X, rounds, bptt_cell_kernel(),
+               BENCH_ROOF_N, bench_fma_name());
         printf("# OpenBLAS kernels: %s\n", blas);
         printf("%-5s %4s %4s %3s %8s %8s %8s %7s %8s %7s %7s %6s %8s %8s "
                "%8s\n",

@@ -42,30 +42,15 @@
 
 /* ---- the whole ops, from the parts ----------------------------------------- */
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-/* rows [r0, r1) of B for thread q of P: B cut evenly */
-#define ROWS_OF(B, q, P, r0, r1)                                             \
-    const size_t r0 = (B) * (size_t)(q) / (size_t)(P),                       \
-                 r1 = (B) * (size_t)((q) + 1) / (size_t)(P)
-
-/* fn(r0, r1) over all rows, in parallel where worth the threads */
-#ifdef _OPENMP
+/* call over rows [r0, r1): all rows, cut among the threads where worth
+ * them */
 #define OVER_ROWS(B, H, call)                                                \
     _Pragma("omp parallel if ((B) * (H) >= 8192)")                           \
     {                                                                        \
-        ROWS_OF(B, omp_get_thread_num(), omp_get_num_threads(), r0, r1);     \
+        size_t r0, r1;                                                       \
+        bptt_share(B, bptt_team_id(), bptt_team_size(), &r0, &r1);           \
         call;                                                                \
     }
-#else
-#define OVER_ROWS(B, H, call)                                                \
-    {                                                                        \
-        const size_t r0 = 0, r1 = (B);                                       \
-        call;                                                                \
-    }
-#endif
 
 static void whole_forward(const bptt_cell_type *c, const bptt_cell_ws *ws,
                           const real *W, const real *b, const real *x,

@@ -10,15 +10,6 @@
 #include "cell.h"
 #include "gemm.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-static inline int omp_thread(void) { return omp_get_thread_num(); }
-static inline int omp_threads(void) { return omp_get_num_threads(); }
-#else
-static inline int omp_thread(void) { return 0; }
-static inline int omp_threads(void) { return 1; }
-#endif
-
 /* the bias-gradient loop vectorizes, as in cell.c */
 #define SIMD _Pragma("omp simd")
 
@@ -195,7 +186,7 @@ KTARGET static void kernel_gemm(const gemm_args *g)
                   (the clang fuzz build) */
     if (g->atrans) { /* row blocks, their A copied once (tile_range_t) */
         _Pragma("omp parallel if (par)")
-        bptt_gemm_part(g, omp_thread(), omp_threads());
+        bptt_gemm_part(g, bptt_team_id(), bptt_team_size());
         return;
     }
     _Pragma("omp parallel for schedule(static) if (par)")
@@ -284,8 +275,8 @@ void bptt_gemm_part(const bptt_gemm_prod *g, int q, int P)
 {
     const size_t tiles_all =
         (g->N + NR - 1) / NR * ((g->M + MR - 1) / MR);
-    const size_t first = tiles_all * (size_t)q / (size_t)P,
-                 last = tiles_all * (size_t)(q + 1) / (size_t)P;
+    size_t first, last;
+    bptt_share(tiles_all, q, P, &first, &last);
     if (first == last) /* nothing for this thread (or an empty product) */
         return;
     if (g->atrans)

@@ -19,6 +19,23 @@
 #define BPTT_GEMM_HAVE_KERNEL 1
 #endif
 
+/* A team of threads inside a parallel region: this thread's number and
+ * the team's size (0 and 1 in a build without OpenMP), and thread q's even
+ * share [*lo, *hi) of n things among P. */
+#ifdef _OPENMP
+#include <omp.h>
+static inline int bptt_team_id(void) { return omp_get_thread_num(); }
+static inline int bptt_team_size(void) { return omp_get_num_threads(); }
+#else
+static inline int bptt_team_id(void) { return 0; }
+static inline int bptt_team_size(void) { return 1; }
+#endif
+static inline void bptt_share(size_t n, int q, int P, size_t *lo, size_t *hi)
+{
+    *lo = n * (size_t)q / (size_t)P;
+    *hi = n * (size_t)(q + 1) / (size_t)P;
+}
+
 /* 1 when this process runs its products on the kernel (the CPU has it
  * and no one chose cblas), else 0: the cells pick their wide rows by it. */
 int bptt_gemm_kernel_on(void);

@@ -11,10 +11,6 @@
 #include "model.h"
 #include "gemm.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 /* A matrix (rows, cols), or a vector (rows) when ndim is 1 (cols 1). */
 static void add_tensor(bptt_model *m, const char *name, int ndim, size_t rows,
                        size_t cols)
@@ -354,21 +350,10 @@ static int team_worth(const bptt_model *m)
 }
 
 #ifdef _OPENMP
-#define TEAM_ID() omp_get_thread_num()
-#define TEAM_SIZE() omp_get_num_threads()
 #define TEAM_BARRIER() _Pragma("omp barrier")
 #else
-#define TEAM_ID() 0
-#define TEAM_SIZE() 1
 #define TEAM_BARRIER()
 #endif
-
-/* [*lo, *hi): thread q's even share of n */
-static void share(size_t n, int q, int P, size_t *lo, size_t *hi)
-{
-    *lo = n * (size_t)q / (size_t)P;
-    *hi = n * (size_t)(q + 1) / (size_t)P;
-}
 
 static size_t hid_off(const bptt_model *m, size_t l);
 static size_t int_off(const bptt_model *m, size_t l);
@@ -382,9 +367,9 @@ static void team_forward(bptt_model *m, const real *x, const real *state_in,
     (void)par; /* read by the pragma only (a build without OpenMP) */
     _Pragma("omp parallel if (par)")
     {
-        const int q = TEAM_ID(), P = TEAM_SIZE();
+        const int q = bptt_team_id(), P = bptt_team_size();
         size_t r0, r1;
-        share(B, q, P, &r0, &r1);
+        bptt_share(B, q, P, &r0, &r1);
         for (size_t l = 0; l < m->L; l++) {
             const bptt_cell_ws *ws = &m->ws[l];
             const real *in = l == 0 ? x : state_out + hid_off(m, l - 1);
@@ -504,9 +489,9 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
     (void)par;
     _Pragma("omp parallel if (par)")
     {
-        const int q = TEAM_ID(), P = TEAM_SIZE();
+        const int q = bptt_team_id(), P = bptt_team_size();
         size_t r0, r1;
-        share(B, q, P, &r0, &r1);
+        bptt_share(B, q, P, &r0, &r1);
         /* output layer: this thread's rows of the logits and softmax */
         const real *hL = c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1),
                                    m->state_tmp + hid_off(m, L - 1), r0, r1);
@@ -524,7 +509,7 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
             B, H, V, m->logits, V, 0, Wo, H, dhL, H, NULL, 1);
         bptt_gemm_part(&dh, q, P);
         size_t v0, v1;
-        share(V, q, P, &v0, &v1);
+        bptt_share(V, q, P, &v0, &v1);
         bias_rows_sum(m->logits, B, V, dbias_of(m, L), v0, v1);
         TEAM_BARRIER();
 
@@ -546,7 +531,7 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
             }
             TEAM_BARRIER();
             size_t j0, j1;
-            share(GH, q, P, &j0, &j1);
+            bptt_share(GH, q, P, &j0, &j1);
             double *db = dbias_of(m, l);
             for (size_t r = 0; r < B; r++) { /* row by row, as the whole op */
                 const real *d = dg + r * GH;

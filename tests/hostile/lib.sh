@@ -27,9 +27,9 @@ h_close() {
     fi
 }
 hcase() { h_close; h_name=$1; rm -f "$HOSTILE_MARK"; }
-hpass() { echo "ok: $h_name"; h_pass=$((h_pass + 1)); h_name=; }
-hskip() { echo "SKIP: $h_name: $*"; h_skip=$((h_skip + 1)); h_name=; }
-hfail() { echo "FAIL: $h_name: $*"; h_fail=$((h_fail + 1)); h_name=; }
+hpass() { printf "ok: %s\n" "$h_name"; h_pass=$((h_pass + 1)); h_name=; }
+hskip() { printf "SKIP: %s: %s\n" "$h_name" "$*"; h_skip=$((h_skip + 1)); h_name=; }
+hfail() { printf "FAIL: %s: %s\n" "$h_name" "$*"; h_fail=$((h_fail + 1)); h_name=; }
 hostile_end() { h_close; echo "# counts: $h_pass $h_skip $h_fail"; }
 hrun() {
     h_t=10
@@ -43,7 +43,7 @@ one_line() {
     ! LC_ALL=C tr -d '\n' <"$1" | LC_ALL=C grep -q '[[:cntrl:]]'
 }
 # shown FILE: its first 200 bytes on one line, control bytes as \ooo
-shown() { head -c 200 "$1" | od -An -c | tr -s ' \n' ' '; }
+shown() { head -c 200 "$1" | od -An -c | tr '\n' ' ' | tr -s ' '; }
 marker_absent() { [ ! -e "$HOSTILE_MARK" ] && [ ! -e PWNED ]; }
 expect_refusal() {
     [ "$hrc" -eq "$1" ] || { hfail "exit $hrc, not $1 (stderr: $(shown err))"; return 1; }

@@ -16,9 +16,18 @@ enum {
 
 enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 
-/* One line on stderr, "bptt CMD: message", then the exit code to return. */
+/* One line on stderr, "bptt CMD: message", then the exit code to return.
+ * The message is always one line: whatever the values it quotes hold, a
+ * control byte (newline, carriage return, escape, DEL, a C1 control) or a
+ * byte of invalid UTF-8 is shown escaped (\n, \t, \r, \xHH), so no
+ * value can add a line or send a terminal a control sequence. */
 int cli_error(int code, const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same line for a message that is not an error ("FILE is complete"). */
+void cli_note(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* text[0..n) onto f with cli_error's escapes. */
+void cli_put_escaped(FILE *f, const char *text, size_t n);
 
 /* Strict parsers: the whole string must be a number in [lo, hi].  On
  * failure they print the error for option `opt` and return EXIT_USAGE. */

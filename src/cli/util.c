@@ -16,15 +16,99 @@
 #include "cell.h"
 #include "cli.h"
 
+/* The length of the valid UTF-8 sequence at s (n bytes left), 0 if none:
+ * no overlong form, no surrogate, nothing above U+10FFFF. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t k;
+    unsigned cp;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf)
+        k = 2, cp = s[0] & 0x1fu;
+    else if (s[0] >= 0xe0 && s[0] <= 0xef)
+        k = 3, cp = s[0] & 0x0fu;
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+        k = 4, cp = s[0] & 0x07u;
+    else
+        return 0;
+    if (n < k)
+        return 0;
+    for (size_t i = 1; i < k; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3fu);
+    }
+    if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    /* C1 controls (U+0080 to U+009F) are control codes to a terminal */
+    if (cp >= 0x80 && cp <= 0x9f)
+        return 0;
+    return k;
+}
+
+void cli_put_escaped(FILE *f, const char *text, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    for (size_t i = 0; i < n;) {
+        const unsigned char c = s[i];
+        const size_t k = c >= 0x20 && c != 0x7f ? utf8_len(s + i, n - i) : 0;
+        if (k > 0) {
+            fwrite(s + i, 1, k, f);
+            i += k;
+            continue;
+        }
+        if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c == '\r')
+            fputs("\\r", f);
+        else
+            fprintf(f, "\\x%02x", c);
+        i++;
+        /* a C1 control written as UTF-8: both of its bytes escaped */
+        if (c == 0xc2 && i < n && s[i] >= 0x80 && s[i] <= 0x9f)
+            fprintf(f, "\\x%02x", s[i++]);
+    }
+}
+
+/* "bptt CMD: " and the message, escaped, as one line on stderr. */
+static void say(const char *cmd, const char *fmt, va_list ap)
+{
+    char small[1024];
+    va_list copy;
+    va_copy(copy, ap);
+    const int n = vsnprintf(small, sizeof small, fmt, copy);
+    va_end(copy);
+    char *text = small;
+    if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(text, (size_t)n + 1, fmt, ap);
+    if (!text) /* no memory for a long message: its start */
+        text = small;
+    fprintf(stderr, "bptt%s%s: ", *cmd ? " " : "", cmd);
+    cli_put_escaped(stderr, text, n < 0 ? 0 : strlen(text));
+    fputc('\n', stderr);
+    if (text != small)
+        free(text);
+}
+
 int cli_error(int code, const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "bptt%s%s: ", *cmd ? " " : "", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(cmd, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return code;
+}
+
+void cli_note(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say(cmd, fmt, ap);
+    va_end(ap);
 }
 
 int cli_option_error(const char *cmd, int c, char **argv)

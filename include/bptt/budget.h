@@ -3,8 +3,10 @@
  * "2.5%" (a share of full BPTT's memory), "64MiB", "512KiB", "3GB",
  * "100000B" (bytes; units KiB MiB GiB TiB, kB KB MB GB, B).
  *
- * Promises: bptt_budget_parse accepts exactly those forms: slots are whole
- * decimal numbers (no sign, no space) up to INT64_MAX / 4; a share has
+ * Promises: bptt_budget_parse accepts exactly those forms: slots are
+ * decimal numbers (no sign, no space) up to INT64_MAX / 4, whole or with
+ * up to 6 decimals ("174.5", as `bptt plan` prints a budget when alpha is
+ * not whole), a fraction kept exactly; a share has
  * decimal digits and at most one point, up to 1000000%; bytes are a
  * non-negative decimal number (it may have a fraction) times the unit, up
  * to 4e18.  Resolving gives slots (plan) or bytes (run) as an integer,
@@ -25,7 +27,11 @@ enum bptt_budget_kind {
 typedef struct {
     int kind;           /* enum bptt_budget_kind */
     const char *unit;   /* as written: "", "slots", "%", "MiB", ... (static) */
-    int64_t slots;      /* BPTT_BUDGET_SLOTS */
+    int64_t slots;      /* BPTT_BUDGET_SLOTS: the whole part */
+    int64_t slots_scaled, slots_scale; /* BPTT_BUDGET_SLOTS: exactly
+                                          slots_scaled / slots_scale
+                                          (scale 1 for whole slots, else
+                                          10 to 10^6) */
     double percent;     /* BPTT_BUDGET_PERCENT */
     int64_t percent_whole; /* the share when whole ("5%"), else -1 */
     int64_t bytes;      /* BPTT_BUDGET_BYTES, rounded down */
@@ -47,10 +53,19 @@ int bptt_parse_whole(const char *text, size_t n, int64_t *out);
  * and unit are set whenever the unit was recognized. */
 int bptt_budget_parse(const char *text, bptt_budget *b);
 
-/* The number of a budget in slots (plan): slots as given, a share of
- * full_slots (full BPTT's peak).  BPTT_EINVAL for bytes (only a run knows
- * the byte sizes), BPTT_ETOOBIG when the share exceeds
- * BPTT_BUDGET_MAX_SLOTS. */
+/* The number of a budget in units, a slot being unit units (plan: the
+ * hidden state's units, 2 at alpha 3.5): slots as given times unit, a
+ * share of full_units (full BPTT's peak, in units), rounded down.
+ * BPTT_EINVAL for bytes (only a run knows the byte sizes) and for slots
+ * that are not a whole number of units (174.3 slots at unit 2);
+ * BPTT_ETOOBIG above BPTT_BUDGET_MAX_SLOTS. */
+int bptt_budget_units(const bptt_budget *b, int64_t unit, int64_t full_units,
+                      int64_t *out);
+/* For slots that are not a whole number of units: the whole numbers of
+ * units just below and just above them (equal when they are whole). */
+void bptt_budget_units_near(const bptt_budget *b, int64_t unit, int64_t *below,
+                            int64_t *above);
+/* bptt_budget_units with unit 1. */
 int bptt_budget_slots(const bptt_budget *b, int64_t full_slots,
                       int64_t *out);
 

@@ -9,6 +9,14 @@
  * restore_hidden, restore_internal, backward, free_hidden, free_internal);
  * steps are whole numbers from 0 to 4294967295.
  *
+ * The reader streams: it holds the plan's actions (8 bytes each) and one
+ * action or member at a time, never the document's tree, so memory stays
+ * near a third of the input's size.  Members it knows (those `bptt plan
+ * --actions --format json` writes) must have their type (a string "4" for
+ * alpha is refused); a member of another library's is read and ignored
+ * if it is a number, string, boolean or null, refused if it is an array or
+ * an object; a member given twice is refused.
+ *
  * Library code: no output; what is wrong comes back as one sentence.
  */
 #ifndef BPTT_PLANJSON_H
@@ -25,7 +33,18 @@ typedef struct {
     const char *alpha; /* NULL: the JSON's "alpha", else 1 */
     int64_t memory;    /* the budget in slots; < 0: the JSON's "memory",
                           else no limit (BPTT_PLAN_NO_LIMIT slots) */
+    const char *memory_text; /* when not NULL, the budget in slots as
+                                written, over memory: "174.5" (whole units
+                                of alpha) */
 } bptt_plan_json_given;
+
+/* The counts a file states beside its actions, for bptt_plan_json_check:
+ * -1 (whole counts) or NAN (the others) when it does not state one. */
+typedef struct {
+    int64_t forward_ops, recompute_ops, backward_ops, actions;
+    double peak_slots, full_peak_slots, forward_ops_per_step,
+        memory_fraction;
+} bptt_plan_json_stated;
 
 #define BPTT_PLAN_NO_LIMIT (INT64_MAX / 1048576)
 
@@ -36,5 +55,18 @@ typedef struct {
 int bptt_plan_from_json(const char *text, size_t len,
                         const bptt_plan_json_given *given, bptt_plan **out,
                         char *why, size_t cap);
+
+/* bptt_plan_from_json, and what the file states into *stated (may be
+ * NULL). */
+int bptt_plan_read_json(const char *text, size_t len,
+                        const bptt_plan_json_given *given, bptt_plan **out,
+                        bptt_plan_json_stated *stated, char *why, size_t cap);
+
+/* Whether the counts a file states are the validator's counts st of plan
+ * (those printed to 6 decimals within their rounding): BPTT_OK, or
+ * BPTT_EINVAL with the first field that differs named in why. */
+int bptt_plan_json_check(const bptt_plan *plan, const bptt_plan_stats *st,
+                         const bptt_plan_json_stated *stated, char *why,
+                         size_t cap);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "bptt.h"
+#include "budget.h"
 
 /* Exit codes. */
 enum {
@@ -72,6 +73,14 @@ struct option;
 int cli_getopt(const char *cmd, int argc, char **argv,
                const struct option *opts, const char **seen, int *rc);
 
+/* A budget in slots (b, parsed from text: "174.5") in units of a slot of
+ * unit units (alpha's): 0 with *out, or the error for opt (a fraction
+ * that is not a whole number of units names the two budgets around it)
+ * and EXIT_USAGE. */
+int cli_slots_units(const char *cmd, const char *opt, const bptt_budget *b,
+                    const char *text, int64_t unit, const char *alpha,
+                    int64_t *out);
+
 /* cli_parse_budget's value without a message: 0, -1 (not a budget) or -2
  * (out of range). */
 int cli_budget_value(const char *text, int64_t full, int64_t *out);
@@ -90,6 +99,10 @@ int cli_check_output(const char *cmd, const char *opt, const char *path,
                      int is_dir);
 
 double cli_seconds(void); /* monotonic clock */
+
+/* What path is, for a message: "a directory", "a FIFO", "a device", "a
+ * socket", "a regular file", "not there". */
+const char *cli_file_kind(const char *path);
 
 /* One record of `bptt plan`: the plan of one (strategy, length, alpha,
  * budget) as the validator counted it.  st is NULL for an infeasible budget

@@ -155,14 +155,9 @@ static int budget_units(const plan_args *a, const char *text, int64_t full,
         *out = b.bytes / a->quantum;
         return 0;
     }
-    if (b.kind == BPTT_BUDGET_SLOTS) {
-        if (b.slots > BPTT_BUDGET_MAX_SLOTS / a->h)
-            return cli_error(EXIT_USAGE, CMD, "--memory: %s is out of range "
-                             "(give at most %" PRId64 " slots)", text,
-                             BPTT_BUDGET_MAX_SLOTS / a->h);
-        *out = b.slots * a->h;
-        return 0;
-    }
+    if (b.kind == BPTT_BUDGET_SLOTS)
+        return cli_slots_units(CMD, "--memory", &b, text, a->h, a->alpha_text,
+                               out);
     return cli_parse_budget(CMD, text, full, out); /* a share of full */
 }
 

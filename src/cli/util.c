@@ -329,6 +329,29 @@ int cli_parse_budget(const char *cmd, const char *text, int64_t full,
                      text, hi);
 }
 
+int cli_slots_units(const char *cmd, const char *opt, const bptt_budget *b,
+                    const char *text, int64_t unit, const char *alpha,
+                    int64_t *out)
+{
+    const int rc = bptt_budget_units(b, unit, 0, out);
+    if (rc == BPTT_OK)
+        return 0;
+    if (rc == BPTT_ETOOBIG)
+        return cli_error(EXIT_USAGE, cmd, "%s: %s is out of range (give at "
+                         "most %" PRId64 " slots)", opt, text,
+                         BPTT_BUDGET_MAX_SLOTS / unit);
+    int64_t lo, hi;
+    bptt_budget_units_near(b, unit, &lo, &hi);
+    char step[32], below[32], above[32];
+    cli_slots_text(step, sizeof step, 1, unit);
+    cli_slots_text(below, sizeof below, lo, unit);
+    cli_slots_text(above, sizeof above, hi, unit);
+    return cli_error(EXIT_USAGE, cmd, "%s: %s slots is not a budget at alpha "
+                     "%s, whose budgets go in steps of %s slot (give %s or "
+                     "%s)", opt, text, alpha, step,
+                     below, above);
+}
+
 double cli_seconds(void)
 {
     struct timespec ts;
@@ -357,6 +380,22 @@ const char *cli_bytes_text(char *buf, size_t cap, double bytes)
     else
         snprintf(buf, cap, "%.3g %s", v, unit[u]);
     return buf;
+}
+
+const char *cli_file_kind(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return "not there";
+    if (S_ISDIR(sb.st_mode))
+        return "a directory";
+    if (S_ISFIFO(sb.st_mode))
+        return "a FIFO";
+    if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode))
+        return "a device";
+    if (S_ISSOCK(sb.st_mode))
+        return "a socket";
+    return S_ISREG(sb.st_mode) ? "a regular file" : "not a regular file";
 }
 
 /* The directory part of path ("." when it has none) into buf. */

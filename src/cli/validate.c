@@ -10,10 +10,13 @@
 
 #include "bptt.h"
 #include "cli.h"
+#include "io/readback.h"
 #include "planjson.h"
 
 #define CMD "validate"
-#define MAX_INPUT ((size_t)1 << 32)
+/* The most a plan file may hold: about 40 million actions of bptt's
+ * form, whose plan then takes about 320 MiB. */
+#define MAX_INPUT ((size_t)1 << 30)
 
 static void validate_usage(FILE *f)
 {
@@ -35,45 +38,48 @@ static void validate_usage(FILE *f)
         "                 (default: no limit)\n"
         "  --format F     text (default) or json (one object)\n"
         "\n"
+        "The counts the file states (forward_ops, recompute_ops,\n"
+        "backward_ops, actions, peak_slots, full_peak_slots,\n"
+        "forward_ops_per_step, memory_fraction) must be the plan's; its\n"
+        "members have their types (alpha a number, not \"4\"). FILE may hold\n"
+        "at most 1 GiB.\n"
+        "\n"
         "exit status: 0 the plan is valid, 1 it breaks a rule (the line\n"
-        "names the action), 2 bad input\n");
+        "names the action) or states a count it does not have (the line\n"
+        "names the field), 2 bad input\n");
 }
 
-/* The whole of path ("-": stdin) in a malloc'd block; 0 or errno. */
+/* The whole of path ("-": stdin), bounded: 0, or the error printed and its
+ * exit code. */
 static int read_input(const char *path, char **text, size_t *len)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f)
-        return errno;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    int err = buf ? 0 : ENOMEM;
-    while (!err) {
-        if (n == cap) {
-            char *more = cap < MAX_INPUT ? realloc(buf, cap * 2) : NULL;
-            if (!more) {
-                err = cap < MAX_INPUT ? ENOMEM : EFBIG;
-                break;
-            }
-            buf = more;
-            cap *= 2;
-        }
-        const size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) {
-            err = ferror(f) ? EIO : 0;
-            break;
-        }
+    const int from_stdin = strcmp(path, "-") == 0;
+    int err = 0;
+    bptt_text_where at;
+    const int why = bptt_readback(path, from_stdin ? 0 : -1, MAX_INPUT, text,
+                                  len, &err, &at);
+    char cap[32];
+    switch (why) {
+    case BPTT_READBACK_OK:
+        return 0;
+    case BPTT_READBACK_NOTFILE:
+        return cli_error(EXIT_USAGE, CMD, "'%s' is %s, not a file of JSON "
+                         "actions (give a plan file, or - for stdin)", path,
+                         cli_file_kind(path));
+    case BPTT_READBACK_TOOBIG:
+        return cli_error(EXIT_USAGE, CMD, "'%s' is larger than %s, the most "
+                         "a plan file may hold (about 40 million actions)",
+                         path, cli_bytes_text(cap, sizeof cap,
+                                              (double)MAX_INPUT));
+    case BPTT_READBACK_NUL:
+        return cli_error(EXIT_USAGE, CMD, "%s:%zu:%zu: a NUL byte; a plan "
+                         "file is JSON text", path, at.line, at.column);
+    case BPTT_READBACK_NOMEM:
+        return cli_error(1, CMD, "out of memory reading '%s'", path);
+    default:
+        return cli_error(EXIT_USAGE, CMD, "cannot read '%s' (%s)", path,
+                         strerror(err));
     }
-    if (f != stdin)
-        fclose(f);
-    if (err) {
-        free(buf);
-        return err;
-    }
-    *text = buf;
-    *len = n;
-    return 0;
 }
 
 int cli_validate(int argc, char **argv)
@@ -86,7 +92,7 @@ int cli_validate(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *seen[CLI_MAX_OPTIONS] = {NULL};
-    bptt_plan_json_given given = {0, NULL, -1};
+    bptt_plan_json_given given = {0, NULL, -1, NULL};
     enum output_format format = FORMAT_TEXT;
     int64_t v;
     int c, rc = 0;
@@ -104,10 +110,19 @@ int cli_validate(int argc, char **argv)
         case 'a':
             given.alpha = optarg;
             break;
-        case 'm':
-            rc = cli_parse_int(CMD, "--memory", optarg, 0, BPTT_PLAN_NO_LIMIT,
-                               &given.memory);
+        case 'm': {
+            /* slots, whole or as bptt plan prints them at a fractional
+             * alpha (174.5); their units wait for the alpha */
+            bptt_budget b;
+            if (bptt_budget_parse(optarg, &b) != BPTT_OK ||
+                b.kind != BPTT_BUDGET_SLOTS || b.slots > BPTT_PLAN_NO_LIMIT)
+                rc = cli_error(EXIT_USAGE, CMD, "--memory: '%s' is not a "
+                               "budget in slots (give 0 to %lld slots, e.g. "
+                               "200 or 174.5)", optarg,
+                               (long long)BPTT_PLAN_NO_LIMIT);
+            given.memory_text = optarg;
             break;
+        }
         case 'f':
             rc = cli_parse_format(CMD, optarg, &format);
             if (rc == 0 && format == FORMAT_CSV)
@@ -131,13 +146,13 @@ int cli_validate(int argc, char **argv)
     const char *path = argv[optind];
     char *text = NULL;
     size_t len = 0;
-    int err = read_input(path, &text, &len);
-    if (err)
-        return cli_error(EXIT_USAGE, CMD, "cannot read '%s' (%s)", path,
-                         strerror(err));
+    if ((rc = read_input(path, &text, &len)) != 0)
+        return rc;
     bptt_plan *plan = NULL;
     char why[512];
-    rc = bptt_plan_from_json(text, len, &given, &plan, why, sizeof why);
+    bptt_plan_json_stated stated;
+    rc = bptt_plan_read_json(text, len, &given, &plan, &stated, why,
+                             sizeof why);
     free(text);
     if (rc == BPTT_ENOMEM)
         return cli_error(1, CMD, "out of memory reading '%s'", path);
@@ -148,6 +163,14 @@ int cli_validate(int argc, char **argv)
     if (rc == BPTT_ENOMEM) {
         bptt_plan_free(plan);
         return cli_error(1, CMD, "out of memory validating '%s'", path);
+    }
+    /* what the file states of its plan must be what it is */
+    if (rc == BPTT_OK &&
+        bptt_plan_json_check(plan, &st, &stated, why, sizeof why) != BPTT_OK) {
+        bptt_plan_free(plan);
+        return cli_error(1, CMD, "%s: %s (a plan file's counts must be its "
+                         "actions'; drop the field, or fix the plan)", path,
+                         why);
     }
     const int64_t h = plan->hidden_units;
     char peak[32], mem[32];

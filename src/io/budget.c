@@ -117,13 +117,41 @@ int bptt_budget_parse(const char *text, bptt_budget *b)
         }
     }
     b->kind = BPTT_BUDGET_SLOTS;
+    b->slots_scale = 1;
+    /* whole slots, or slots with up to 6 decimals ("174.5", as bptt plan
+     * prints a budget at a fractional alpha) */
+    const char *point = memchr(text, '.', n - k);
     int64_t v;
+    if (point) {
+        const size_t wn = (size_t)(point - text), fn = n - k - wn - 1;
+        if (wn == 0 || fn == 0 || fn > 6)
+            return BPTT_EINVAL;
+        for (size_t i = 0; i < fn; i++)
+            if (!is_digit(point[1 + i]))
+                return BPTT_EINVAL;
+        if (!is_digit(text[0]))
+            return BPTT_EINVAL;
+        const int rc = bptt_parse_whole(text, wn, &v);
+        if (rc == -2 || (rc == 0 && v > BPTT_BUDGET_MAX_SLOTS / 1000000))
+            return BPTT_ETOOBIG;
+        if (rc != 0 || v < 0)
+            return BPTT_EINVAL;
+        int64_t frac = 0;
+        for (size_t i = 0; i < fn; i++) {
+            frac = frac * 10 + (point[1 + i] - '0');
+            b->slots_scale *= 10;
+        }
+        b->slots = v;
+        b->slots_scaled = v * b->slots_scale + frac;
+        return BPTT_OK;
+    }
     const int rc = bptt_parse_whole(text, n - k, &v);
     if (rc == -2 || (rc == 0 && (v < 0 || v > BPTT_BUDGET_MAX_SLOTS)))
         return BPTT_ETOOBIG;
     if (rc != 0)
         return BPTT_EINVAL;
     b->slots = v;
+    b->slots_scaled = v;
     return BPTT_OK;
 }
 
@@ -149,13 +177,39 @@ static int share(const bptt_budget *b, int64_t full, int64_t *out)
     return BPTT_OK;
 }
 
-int bptt_budget_slots(const bptt_budget *b, int64_t full_slots, int64_t *out)
+int bptt_budget_units(const bptt_budget *b, int64_t unit, int64_t full_units,
+                      int64_t *out)
 {
+    if (unit < 1)
+        return BPTT_EINVAL;
     switch (b->kind) {
-    case BPTT_BUDGET_SLOTS: *out = b->slots; return BPTT_OK;
-    case BPTT_BUDGET_PERCENT: return share(b, full_slots, out);
+    case BPTT_BUDGET_SLOTS: {
+        const __int128 scaled = (__int128)b->slots_scaled * unit;
+        if (scaled % b->slots_scale != 0)
+            return BPTT_EINVAL; /* not a whole number of units */
+        const __int128 units = scaled / b->slots_scale;
+        if (units > BPTT_BUDGET_MAX_SLOTS)
+            return BPTT_ETOOBIG;
+        *out = (int64_t)units;
+        return BPTT_OK;
+    }
+    case BPTT_BUDGET_PERCENT: return share(b, full_units, out);
     default: return BPTT_EINVAL;
     }
+}
+
+void bptt_budget_units_near(const bptt_budget *b, int64_t unit, int64_t *below,
+                            int64_t *above)
+{
+    const __int128 scaled = (__int128)b->slots_scaled * (unit < 1 ? 1 : unit);
+    const __int128 lo = scaled / b->slots_scale;
+    *below = lo > BPTT_BUDGET_MAX_SLOTS ? BPTT_BUDGET_MAX_SLOTS : (int64_t)lo;
+    *above = *below + (scaled % b->slots_scale != 0);
+}
+
+int bptt_budget_slots(const bptt_budget *b, int64_t full_slots, int64_t *out)
+{
+    return bptt_budget_units(b, 1, full_slots, out);
 }
 
 int bptt_budget_bytes(const bptt_budget *b, int64_t full_bytes,
@@ -164,13 +218,17 @@ int bptt_budget_bytes(const bptt_budget *b, int64_t full_bytes,
     switch (b->kind) {
     case BPTT_BUDGET_BYTES: *out = b->bytes; return BPTT_OK;
     case BPTT_BUDGET_PERCENT: return share(b, full_bytes, out);
-    case BPTT_BUDGET_SLOTS:
+    case BPTT_BUDGET_SLOTS: {
         if (!*b->unit || slot_bytes < 1)
             return BPTT_EINVAL;
-        if (b->slots > BPTT_BUDGET_MAX_SLOTS / slot_bytes)
+        /* a fraction of a slot rounds down to whole bytes */
+        const __int128 bytes =
+            (__int128)b->slots_scaled * slot_bytes / b->slots_scale;
+        if (bytes > BPTT_BUDGET_MAX_SLOTS)
             return BPTT_ETOOBIG;
-        *out = b->slots * slot_bytes;
+        *out = (int64_t)bytes;
         return BPTT_OK;
+    }
     default: return BPTT_EINVAL;
     }
 }

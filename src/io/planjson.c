@@ -1,9 +1,16 @@
-/* planjson.c: a plan given as JSON actions (planjson.h). */
+/* planjson.c: a plan given as JSON actions (planjson.h).
+ *
+ * The document is read in one pass without building its tree: the
+ * members of the top object one by one, and the schedule's actions one
+ * object at a time (each parsed whole by bptt_json_parse and freed), so
+ * that what is held beside the plan's own actions (8 bytes each) is one
+ * action or one member, whatever the input. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "budget.h"
 #include "json.h"
 #include "planjson.h"
 
@@ -29,124 +36,405 @@ static int whole(const bptt_json *v, double lo, double hi, int64_t *out)
     return 1;
 }
 
-int bptt_plan_from_json(const char *text, size_t len,
-                        const bptt_plan_json_given *given, bptt_plan **out,
-                        char *why, size_t cap)
+static size_t skip_ws(const char *t, size_t len, size_t i)
 {
-    *out = NULL;
-    bptt_json *root = NULL;
-    size_t at = 0;
-    int rc = bptt_json_parse(text, len, &root, &at);
-    if (rc == BPTT_OK && at < len) {
-        bptt_json_free(root);
-        root = NULL;
-        rc = BPTT_EINVAL;
+    while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' ||
+                       t[i] == '\r'))
+        i++;
+    return i;
+}
+
+static const char *type_name(int type)
+{
+    switch (type) {
+    case BPTT_JSON_NULL: return "null";
+    case BPTT_JSON_FALSE: case BPTT_JSON_TRUE: return "a boolean";
+    case BPTT_JSON_NUMBER: return "a number";
+    case BPTT_JSON_STRING: return "a string";
+    case BPTT_JSON_ARRAY: return "an array";
+    default: return "an object";
     }
+}
+
+/* The members a plan file may state beside its schedule: bptt plan
+ * --actions --format json's record.  kind: 's' string, 'w' whole number
+ * >= 0, 'n' number >= 0. */
+enum {
+    F_STRATEGY, F_LENGTH, F_ALPHA, F_MEMORY, F_FORWARD, F_RECOMPUTE,
+    F_BACKWARD, F_PEAK, F_PER_STEP, F_FULL_PEAK, F_FRACTION, F_MIN_MEMORY,
+    F_ACTIONS, F_PLAN_SECONDS, F_TABLE_BYTES, N_FIELDS
+};
+static const struct {
+    const char *name;
+    char kind;
+} fields[N_FIELDS] = {
+    [F_STRATEGY] = {"strategy", 's'},
+    [F_LENGTH] = {"length", 'w'},
+    [F_ALPHA] = {"alpha", 'n'},
+    [F_MEMORY] = {"memory", 'n'},
+    [F_FORWARD] = {"forward_ops", 'w'},
+    [F_RECOMPUTE] = {"recompute_ops", 'w'},
+    [F_BACKWARD] = {"backward_ops", 'w'},
+    [F_PEAK] = {"peak_slots", 'n'},
+    [F_PER_STEP] = {"forward_ops_per_step", 'n'},
+    [F_FULL_PEAK] = {"full_peak_slots", 'n'},
+    [F_FRACTION] = {"memory_fraction", 'n'},
+    [F_MIN_MEMORY] = {"min_memory", 'n'},
+    [F_ACTIONS] = {"actions", 'w'},
+    [F_PLAN_SECONDS] = {"plan_seconds", 'n'},
+    [F_TABLE_BYTES] = {"table_bytes", 'w'},
+};
+
+typedef struct {
+    bptt_json *v[N_FIELDS]; /* the members given, parsed */
+    int have_schedule;
+} members;
+
+/* One action object at text[i..] onto plan (its length is not known yet:
+ * steps are checked against 4294967294 and later against the length). */
+static int read_action(const char *text, size_t len, size_t *i, size_t k,
+                       bptt_plan *plan, int64_t *top, char *why, size_t cap)
+{
+    bptt_json *a = NULL;
+    size_t end = 0;
+    int rc = bptt_json_parse(text + *i, len - *i, &a, &end);
     if (rc == BPTT_ENOMEM)
         return rc;
     if (rc != BPTT_OK)
-        return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu)", at);
-    const bptt_json *acts = root;
-    const bptt_json *len_v = NULL, *alpha_v = NULL, *mem_v = NULL;
-    if (root->type == BPTT_JSON_OBJECT) {
-        acts = bptt_json_get(root, "schedule");
-        len_v = bptt_json_get(root, "length");
-        alpha_v = bptt_json_get(root, "alpha");
-        mem_v = bptt_json_get(root, "memory");
+        return say(BPTT_EINVAL, why, cap, "action %zu is not JSON (at byte "
+                   "%zu)", k, *i + end);
+    *i += end;
+    const bptt_json *op = bptt_json_get(a, "op");
+    int64_t step = 0;
+    if (a->type != BPTT_JSON_OBJECT)
+        rc = say(BPTT_EINVAL, why, cap, "action %zu is %s, not an object "
+                 "{\"op\":..., \"step\":...}", k, type_name(a->type));
+    else if (!op || op->type != BPTT_JSON_STRING ||
+             bptt_op_parse(op->text) < 0)
+        rc = say(BPTT_EINVAL, why, cap, "action %zu: %s%s%s (give one of "
+                 "advance, save_hidden, save_internal, restore_hidden, "
+                 "restore_internal, backward, free_hidden, free_internal)", k,
+                 op && op->type == BPTT_JSON_STRING ? "unknown op '"
+                                                    : "no op",
+                 op && op->type == BPTT_JSON_STRING ? op->text : "",
+                 op && op->type == BPTT_JSON_STRING ? "'" : "");
+    else if (!whole(bptt_json_get(a, "step"), 0, 4294967294.0, &step))
+        rc = say(BPTT_EINVAL, why, cap, "action %zu: no step, or not a "
+                 "whole number from 0 to 4294967294", k);
+    else
+        rc = bptt_plan_push(plan, bptt_op_parse(op->text), (size_t)step);
+    if (rc == BPTT_OK && step > *top)
+        *top = step;
+    bptt_json_free(a);
+    return rc;
+}
+
+/* The schedule array at text[*i] ('['), streamed into plan. */
+static int read_schedule(const char *text, size_t len, size_t *i,
+                         bptt_plan *plan, int64_t *top, char *why, size_t cap)
+{
+    size_t p = skip_ws(text, len, *i + 1);
+    if (p < len && text[p] == ']') {
+        *i = p + 1;
+        return BPTT_OK;
     }
+    for (size_t k = 0;; k++) {
+        int rc = read_action(text, len, &p, k, plan, top, why, cap);
+        if (rc != BPTT_OK)
+            return rc;
+        p = skip_ws(text, len, p);
+        if (p < len && text[p] == ',') {
+            p = skip_ws(text, len, p + 1);
+            continue;
+        }
+        if (p < len && text[p] == ']') {
+            *i = p + 1;
+            return BPTT_OK;
+        }
+        return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: the "
+                   "schedule's actions go on with ',' or end with ']')", p);
+    }
+}
+
+/* The top object's members at text[*i] ('{'). */
+static int read_members(const char *text, size_t len, size_t *i,
+                        members *mb, bptt_plan *plan, int64_t *top,
+                        char *why, size_t cap)
+{
+    size_t p = skip_ws(text, len, *i + 1);
+    if (p < len && text[p] == '}') {
+        *i = p + 1;
+        return BPTT_OK;
+    }
+    for (;;) {
+        bptt_json *key = NULL;
+        size_t end = 0;
+        if (p >= len || text[p] != '"')
+            return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: a "
+                       "member's name, in quotes, was expected)", p);
+        int rc = bptt_json_parse(text + p, len - p, &key, &end);
+        if (rc == BPTT_ENOMEM)
+            return rc;
+        if (rc != BPTT_OK)
+            return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu)",
+                       p + end);
+        p = skip_ws(text, len, p + end);
+        if (p >= len || text[p] != ':') {
+            bptt_json_free(key);
+            return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: ':' "
+                       "was expected)", p);
+        }
+        p = skip_ws(text, len, p + 1);
+        int f = -1;
+        for (int k = 0; k < N_FIELDS; k++)
+            if (strcmp(key->text, fields[k].name) == 0)
+                f = k;
+        const int is_schedule = strcmp(key->text, "schedule") == 0;
+        char name[64];
+        snprintf(name, sizeof name, "%s", key->text);
+        bptt_json_free(key);
+        if ((is_schedule && mb->have_schedule) || (f >= 0 && mb->v[f]))
+            return say(BPTT_EINVAL, why, cap, "\"%s\" is given twice (give "
+                       "it once)", name);
+        if (is_schedule) {
+            if (p >= len || text[p] != '[')
+                return say(BPTT_EINVAL, why, cap, "\"schedule\" is not an "
+                           "array of actions");
+            mb->have_schedule = 1;
+            rc = read_schedule(text, len, &p, plan, top, why, cap);
+        } else if (p < len && (text[p] == '[' || text[p] == '{')) {
+            /* only the schedule may be large: nothing else is held */
+            return say(BPTT_EINVAL, why, cap, "\"%s\" is %s; a plan file's "
+                       "members other than \"schedule\" are numbers or "
+                       "strings", name,
+                       text[p] == '[' ? "an array" : "an object");
+        } else {
+            bptt_json *v = NULL;
+            rc = bptt_json_parse(text + p, len - p, &v, &end);
+            if (rc == BPTT_EINVAL)
+                return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu)",
+                           p + end);
+            if (rc == BPTT_OK) {
+                p += end;
+                if (f >= 0)
+                    mb->v[f] = v;
+                else
+                    bptt_json_free(v); /* another library's: not ours */
+            }
+        }
+        if (rc != BPTT_OK)
+            return rc;
+        p = skip_ws(text, len, p);
+        if (p < len && text[p] == ',') {
+            p = skip_ws(text, len, p + 1);
+            continue;
+        }
+        if (p < len && text[p] == '}') {
+            *i = p + 1;
+            return BPTT_OK;
+        }
+        return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: members go "
+                   "on with ',' or end with '}')", p);
+    }
+}
+
+/* Every member given has its type: BPTT_OK or the sentence. */
+static int check_types(const members *mb, char *why, size_t cap)
+{
+    for (int k = 0; k < N_FIELDS; k++) {
+        const bptt_json *v = mb->v[k];
+        if (!v)
+            continue;
+        const char kind = fields[k].kind;
+        const int ok = kind == 's' ? v->type == BPTT_JSON_STRING
+                                   : v->type == BPTT_JSON_NUMBER &&
+                                         v->number >= 0 &&
+                                         (kind == 'n' ||
+                                          v->number == floor(v->number));
+        if (!ok)
+            return say(BPTT_EINVAL, why, cap, "\"%s\" is %s%s; give %s", fields[k].name,
+                       type_name(v->type),
+                       v->type == BPTT_JSON_NUMBER ? " out of its range" : "",
+                       kind == 's' ? "a string"
+                       : kind == 'w' ? "a whole number >= 0"
+                                     : "a number >= 0 (e.g. 4 or 3.5)");
+    }
+    return BPTT_OK;
+}
+
+/* The budget in units from text (slots, e.g. 174.5), or -1 with why. */
+static int64_t memory_units(const char *text, int64_t h, const char *alpha,
+                            char *why, size_t cap)
+{
+    bptt_budget b;
+    int64_t m;
+    if (bptt_budget_parse(text, &b) != BPTT_OK || b.kind != BPTT_BUDGET_SLOTS ||
+        bptt_budget_units(&b, h, 0, &m) != BPTT_OK ||
+        m > BPTT_PLAN_NO_LIMIT * h) {
+        say(BPTT_EINVAL, why, cap, "memory %s is not a budget in slots (0 "
+            "to %lld, in whole units of alpha %s)", text,
+            (long long)BPTT_PLAN_NO_LIMIT, alpha);
+        return -1;
+    }
+    return m;
+}
+
+int bptt_plan_read_json(const char *text, size_t len,
+                        const bptt_plan_json_given *given, bptt_plan **out,
+                        bptt_plan_json_stated *stated, char *why, size_t cap)
+{
+    *out = NULL;
+    members mb;
+    memset(&mb, 0, sizeof mb);
     bptt_plan *plan = NULL;
-    if (!acts || acts->type != BPTT_JSON_ARRAY) {
+    /* the length is not known until the end: a placeholder that admits
+     * every step, set below */
+    int rc = bptt_plan_alloc(&plan, 4294967294u, 1, 1, 0);
+    if (rc != BPTT_OK)
+        return rc;
+    int64_t top = 0;
+    size_t i = skip_ws(text, len, 0);
+    if (i < len && text[i] == '[') {
+        mb.have_schedule = 1;
+        rc = read_schedule(text, len, &i, plan, &top, why, cap);
+    } else if (i < len && text[i] == '{') {
+        rc = read_members(text, len, &i, &mb, plan, &top, why, cap);
+    } else {
+        rc = say(BPTT_EINVAL, why, cap, i < len ? "no actions (give an array "
+                 "of {\"op\":..., \"step\":...}, or an object with one as "
+                 "\"schedule\")" : "not JSON (at byte %zu: empty)", i);
+    }
+    if (rc == BPTT_OK && (i = skip_ws(text, len, i)) < len)
+        rc = say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: more after "
+                 "the plan)", i);
+    if (rc == BPTT_OK && !mb.have_schedule)
         rc = say(BPTT_EINVAL, why, cap, "no actions (give an array of "
                  "{\"op\":..., \"step\":...}, or an object with one as "
                  "\"schedule\")");
+    if (rc == BPTT_OK)
+        rc = check_types(&mb, why, cap);
+    if (rc != BPTT_OK)
         goto done;
-    }
     /* the units: alpha as given, or the JSON's, or 1 */
     char alpha[64] = "1";
     if (given && given->alpha)
         snprintf(alpha, sizeof alpha, "%s", given->alpha);
-    else if (alpha_v && alpha_v->type == BPTT_JSON_NUMBER)
-        snprintf(alpha, sizeof alpha, "%s", alpha_v->text);
+    else if (mb.v[F_ALPHA])
+        snprintf(alpha, sizeof alpha, "%s", mb.v[F_ALPHA]->text);
     bptt_units u;
     if (bptt_units_from_alpha(alpha, &u) != BPTT_OK) {
         rc = say(BPTT_EINVAL, why, cap, "alpha %s is not a state size (1 to "
                  "%d, at most 6 decimals)", alpha, BPTT_ALPHA_MAX);
         goto done;
     }
-    /* the steps, checked, and the largest */
-    int64_t top = 0;
-    for (size_t i = 0; i < acts->n; i++) {
-        const bptt_json *a = &acts->items[i];
-        const bptt_json *op = bptt_json_get(a, "op");
-        int64_t step = 0;
-        if (!op || op->type != BPTT_JSON_STRING || bptt_op_parse(op->text) < 0) {
-            rc = say(BPTT_EINVAL, why, cap, "action %zu: %s%s%s (give one of "
-                     "advance, save_hidden, save_internal, restore_hidden, "
-                     "restore_internal, backward, free_hidden, "
-                     "free_internal)", i,
-                     op && op->type == BPTT_JSON_STRING ? "unknown op '"
-                                                        : "no op",
-                     op && op->type == BPTT_JSON_STRING ? op->text : "",
-                     op && op->type == BPTT_JSON_STRING ? "'" : "");
-            goto done;
-        }
-        if (!whole(bptt_json_get(a, "step"), 0, 4294967295.0, &step)) {
-            rc = say(BPTT_EINVAL, why, cap, "action %zu: no step, or not a "
-                     "whole number from 0 to 4294967295", i);
-            goto done;
-        }
-        top = step > top ? step : top;
-    }
     int64_t t = given && given->length ? (int64_t)given->length : 0;
-    if (!t && len_v && !whole(len_v, 1, 4294967295.0, &t)) {
+    if (!t && mb.v[F_LENGTH] &&
+        !whole(mb.v[F_LENGTH], 1, 4294967294.0, &t)) {
         rc = say(BPTT_EINVAL, why, cap, "\"length\" is not a whole number "
-                 "from 1 to 4294967295");
+                 "from 1 to 4294967294");
         goto done;
     }
     if (!t)
         t = top > 0 ? top : 1;
-    if (top > t || t > 4294967294) {
+    if (top > t) {
         rc = say(BPTT_EINVAL, why, cap, "the actions reach step %lld, "
                  "beyond the length %lld", (long long)top, (long long)t);
         goto done;
     }
-    /* the budget in units: slots as given, or the JSON's (which may be a
-     * fraction of a slot, as bptt plan prints one: 54.5), or no limit */
-    int64_t m = -1;
-    if (given && given->memory >= 0) {
-        m = given->memory > BPTT_PLAN_NO_LIMIT ? BPTT_PLAN_NO_LIMIT
-                                               : given->memory;
-        m *= u.hidden_units;
-    } else if (mem_v) {
-        const double units = mem_v->type == BPTT_JSON_NUMBER
-                                 ? mem_v->number * (double)u.hidden_units
-                                 : -1;
-        if (!(units >= 0) || !(units <= (double)BPTT_PLAN_NO_LIMIT) ||
-            fabs(units - floor(units + 0.5)) > 1e-6) {
-            rc = say(BPTT_EINVAL, why, cap, "\"memory\" is not a budget in "
-                     "slots (0 to %lld, in whole units of alpha %s)",
-                     (long long)BPTT_PLAN_NO_LIMIT, alpha);
-            goto done;
+    /* the budget in units: as given, or the JSON's (a fraction of a slot
+     * as bptt plan prints one: 54.5), or no limit */
+    int64_t m = BPTT_PLAN_NO_LIMIT * u.hidden_units;
+    if (given && given->memory_text) {
+        m = memory_units(given->memory_text, u.hidden_units, alpha, why, cap);
+    } else if (given && given->memory >= 0) {
+        m = (given->memory > BPTT_PLAN_NO_LIMIT ? BPTT_PLAN_NO_LIMIT
+                                                : given->memory) *
+            u.hidden_units;
+    } else if (mb.v[F_MEMORY]) {
+        m = memory_units(mb.v[F_MEMORY]->text, u.hidden_units, alpha, why,
+                         cap);
+    }
+    if (m < 0) {
+        rc = BPTT_EINVAL;
+        goto done;
+    }
+    plan->length = (size_t)t;
+    plan->hidden_units = u.hidden_units;
+    plan->internal_units = u.internal_units;
+    plan->budget = m;
+    if (stated) {
+        static const int whole_fields[] = {F_FORWARD, F_RECOMPUTE, F_BACKWARD,
+                                           F_ACTIONS};
+        int64_t *dst[] = {&stated->forward_ops, &stated->recompute_ops,
+                          &stated->backward_ops, &stated->actions};
+        for (int k = 0; k < 4; k++) {
+            const bptt_json *v = mb.v[whole_fields[k]];
+            *dst[k] = v && v->number < 9.2e18 ? (int64_t)v->number : -1;
         }
-        m = (int64_t)floor(units + 0.5);
+        const bptt_json *pk = mb.v[F_PEAK], *fp = mb.v[F_FULL_PEAK];
+        stated->peak_slots = pk ? pk->number : NAN;
+        stated->full_peak_slots = fp ? fp->number : NAN;
+        stated->forward_ops_per_step =
+            mb.v[F_PER_STEP] ? mb.v[F_PER_STEP]->number : NAN;
+        stated->memory_fraction =
+            mb.v[F_FRACTION] ? mb.v[F_FRACTION]->number : NAN;
     }
-    if (m < 0)
-        m = BPTT_PLAN_NO_LIMIT * u.hidden_units;
-    rc = bptt_plan_alloc(&plan, (size_t)t, u.hidden_units, u.internal_units,
-                         m);
-    for (size_t i = 0; rc == BPTT_OK && i < acts->n; i++) {
-        const bptt_json *a = &acts->items[i];
-        int64_t step = 0; /* checked above */
-        whole(bptt_json_get(a, "step"), 0, 4294967295.0, &step);
-        rc = bptt_plan_push(plan, bptt_op_parse(bptt_json_get(a, "op")->text),
-                            (size_t)step);
-    }
-    if (rc == BPTT_OK) {
-        *out = plan;
-        plan = NULL;
-    }
+    *out = plan;
+    plan = NULL;
 done:
     bptt_plan_free(plan);
-    bptt_json_free(root);
+    for (int k = 0; k < N_FIELDS; k++)
+        bptt_json_free(mb.v[k]);
     return rc;
+}
+
+int bptt_plan_from_json(const char *text, size_t len,
+                        const bptt_plan_json_given *given, bptt_plan **out,
+                        char *why, size_t cap)
+{
+    return bptt_plan_read_json(text, len, given, out, NULL, why, cap);
+}
+
+/* |a - b| within what printing to 6 decimals leaves (and rounding). */
+static int near6(double a, double b)
+{
+    return fabs(a - b) <= 5.01e-7 + 1e-12 * fabs(b);
+}
+
+int bptt_plan_json_check(const bptt_plan *plan, const bptt_plan_stats *st,
+                         const bptt_plan_json_stated *stated, char *why,
+                         size_t cap)
+{
+    const double h = (double)plan->hidden_units;
+    const struct {
+        const char *name;
+        int64_t said, is;
+    } counts[] = {{"forward_ops", stated->forward_ops, st->forward_ops},
+                  {"recompute_ops", stated->recompute_ops, st->recompute_ops},
+                  {"backward_ops", stated->backward_ops, st->backward_ops},
+                  {"actions", stated->actions, (int64_t)plan->n_actions}};
+    for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
+        if (counts[k].said >= 0 && counts[k].said != counts[k].is)
+            return say(BPTT_EINVAL, why, cap, "the file says \"%s\":%lld, "
+                       "the plan has %lld", counts[k].name,
+                       (long long)counts[k].said, (long long)counts[k].is);
+    const double full =
+        (double)bptt_full_peak(plan->length, plan->hidden_units,
+                               plan->internal_units);
+    const struct {
+        const char *name;
+        double said, is;
+    } reals[] = {
+        {"peak_slots", stated->peak_slots, (double)st->peak_units / h},
+        {"full_peak_slots", stated->full_peak_slots, full / h},
+        {"forward_ops_per_step", stated->forward_ops_per_step,
+         (double)st->forward_ops / (double)plan->length},
+        {"memory_fraction", stated->memory_fraction,
+         (double)st->peak_units / full}};
+    for (size_t k = 0; k < sizeof reals / sizeof *reals; k++)
+        if (!isnan(reals[k].said) && !near6(reals[k].said, reals[k].is))
+            return say(BPTT_EINVAL, why, cap, "the file says \"%s\":%.6g, "
+                       "the plan has %.6f", reals[k].name, reals[k].said,
+                       reals[k].is);
+    return BPTT_OK;
 }

@@ -106,9 +106,9 @@ int bptt_readback(const char *path, int fd, size_t max, char **text,
     if (fstat(fd, &sb) != 0) {
         *err = errno;
         rc = BPTT_READBACK_ERRNO;
-    } else if (!S_ISREG(sb.st_mode)) {
+    } else if (own >= 0 ? !S_ISREG(sb.st_mode) : S_ISDIR(sb.st_mode)) {
         rc = BPTT_READBACK_NOTFILE;
-    } else if ((uintmax_t)sb.st_size > (uintmax_t)max) {
+    } else if (S_ISREG(sb.st_mode) && (uintmax_t)sb.st_size > (uintmax_t)max) {
         rc = BPTT_READBACK_TOOBIG;
     } else {
         if (own >= 0) { /* a regular file: reads block as files do */

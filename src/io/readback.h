@@ -4,8 +4,10 @@
  * (doc/guarantees.md, the threat model): it may be huge, endless (a FIFO,
  * /dev/zero), a directory, cut short, or hold NUL and control bytes.
  *
- * Promises: bptt_readback takes only a regular file (fstat on the opened
- * descriptor, so a file swapped in after a check is still judged), reads
+ * Promises: bptt_readback takes only a regular file by name (fstat on the
+ * opened descriptor, so a file swapped in after a check is still judged;
+ * a descriptor the caller opened itself, such as stdin, may also be a
+ * pipe or a terminal, never a directory), reads
  * at most max bytes of it and refuses it whole if it holds more, so the
  * time and memory spent are bounded by max; the text it returns is
  * NUL-terminated and holds no NUL.  bptt_text_check finds the first byte

@@ -12,8 +12,10 @@
 typedef struct {
     const bptt_strategy *strategy;
     size_t length;
-    int64_t alpha, budget, full, min;
-    const char *spec;
+    int64_t h, alpha, budget, full, min; /* h: units of a hidden state (a
+                                            slot), alpha: of an internal
+                                            state; the rest in units */
+    const char *spec, *alpha_text;
 } plan_point;
 
 static int plan_point_at(const sweep *s, size_t point, plan_point *p)
@@ -24,11 +26,22 @@ static int plan_point_at(const sweep *s, size_t point, plan_point *p)
     p->strategy = bptt_strategy_find(bptt_grid_value(g, idx,
                                                      BPTT_GK_STRATEGY));
     p->length = (size_t)g->ax[BPTT_GK_LENGTH].num[idx[BPTT_GK_LENGTH]];
-    p->alpha = g->ax[BPTT_GK_ALPHA].num[idx[BPTT_GK_ALPHA]];
+    /* alpha as written (3.5): a slot of h units, an internal state of
+     * alpha units (checked when the grid was built) */
+    p->alpha_text = bptt_grid_value(g, idx, BPTT_GK_ALPHA);
+    bptt_units u;
+    bptt_units_from_alpha(p->alpha_text, &u);
+    p->h = u.hidden_units;
+    p->alpha = u.internal_units;
     p->spec = bptt_grid_value(g, idx, BPTT_GK_MEMORY);
-    p->full = bptt_full_peak(p->length, 1, p->alpha);
-    p->min = bptt_strategy_min_budget(p->strategy, p->length, 1, p->alpha,
+    p->full = bptt_full_peak(p->length, p->h, p->alpha);
+    p->min = bptt_strategy_min_budget(p->strategy, p->length, p->h, p->alpha,
                                       NULL);
+    bptt_budget b;
+    if (bptt_budget_parse(p->spec, &b) == BPTT_OK &&
+        b.kind == BPTT_BUDGET_SLOTS)
+        return cli_slots_units(CMD, "--memory", &b, p->spec, p->h,
+                               p->alpha_text, &p->budget);
     return cli_parse_budget(CMD, p->spec, p->full, &p->budget);
 }
 
@@ -50,17 +63,19 @@ int sweep_plan_preflight(const sweep *s)
         if (rc)
             return rc;
         if (p.budget < p.min && !s->g.record_infeasible) {
-            char what[160];
-            snprintf(what, sizeof what, "budget %" PRId64 " slots is below "
-                     "the smallest feasible one, %" PRId64 " slots",
-                     p.budget, p.min);
+            char what[160], have[32], least[32];
+            snprintf(what, sizeof what, "budget %s slots is below the "
+                     "smallest feasible one, %s slots",
+                     cli_slots_text(have, sizeof have, p.budget, p.h),
+                     cli_slots_text(least, sizeof least, p.min, p.h));
             return infeasible_error(s, k, what);
         }
         /* plans whose cost is known without a table must fit in memory
          * (the others are checked when their table is built) */
         const int64_t cost =
             p.budget >= p.min ? bptt_strategy_known_cost(p.strategy, p.length,
-                                                         1, p.alpha, p.budget)
+                                                         p.h, p.alpha,
+                                                         p.budget)
                               : -1;
         if (cost >= 0 && (rc = cli_plan_cost_fits(CMD, p.strategy->name,
                                                   p.length, p.budget, cost)))
@@ -75,7 +90,7 @@ static char *plan_record(size_t point, const plan_point *p,
     const cli_plan_record r = {p->strategy->name, (int64_t)p->length,
                                p->alpha,          p->budget,
                                p->full,           min_memory,
-                               st,                1};
+                               st,                p->h};
     char fields[1024];
     cli_plan_record_json(&r, fields, sizeof fields);
     bptt_strbuf b = {0};
@@ -136,7 +151,7 @@ int sweep_compute_plan(const sweep *s, const size_t *todo, size_t n,
             if ((rc = plan_point_at(s, todo[j], &q)) != 0)
                 return rc;
             if (q.strategy != first.strategy || q.length != first.length ||
-                q.alpha != first.alpha)
+                q.alpha != first.alpha || q.h != first.h)
                 break;
             if (q.budget >= q.min && q.budget > top)
                 top = q.budget;
@@ -144,14 +159,14 @@ int sweep_compute_plan(const sweep *s, const size_t *todo, size_t n,
         bptt_table *tb = NULL;
         if (top >= 0) {
             const bptt_table_options opts = {.threads = (int)threads};
-            rc = bptt_table_alloc(&tb, first.strategy, first.length, 1,
+            rc = bptt_table_alloc(&tb, first.strategy, first.length, first.h,
                                   first.alpha, top, &opts);
             if (rc != BPTT_OK) {
-                char budget[64];
-                snprintf(budget, sizeof budget, "budgets up to %" PRId64
-                         " slots", top);
+                char budget[64], slots[32];
+                snprintf(budget, sizeof budget, "budgets up to %s slots",
+                         cli_slots_text(slots, sizeof slots, top, first.h));
                 return cli_table_error(CMD, rc, first.strategy, first.length,
-                                       1, first.alpha, top, budget);
+                                       first.h, first.alpha, top, budget);
             }
         }
         rc = plan_group(s, todo, i, j, tb, sink, ctx);

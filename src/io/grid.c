@@ -393,6 +393,16 @@ static int parse_item(const bptt_grid *g, int k, const char *whole,
                                 err);
         int64_t x;
         const int e = parse_i64(whole, &x);
+        bptt_units u;
+        /* alpha may be a fraction, as bptt plan takes it (3.5) */
+        if (e == -1 && k == BPTT_GK_ALPHA &&
+            bptt_units_from_alpha(whole, &u) == BPTT_OK)
+            return vals_push(v, whole, -1);
+        if (e == -1 && k == BPTT_GK_ALPHA)
+            return fail(err, "%s: '%s' is not a state size (give a number "
+                        "from 1 to %d with at most 6 decimals, e.g. 4 or "
+                        "3.5, a list 2,3.5,4 or a whole range 1:10:1)",
+                        label, whole, BPTT_ALPHA_MAX);
         if (e == -1)
             return fail(err, "%s: '%s' is not a whole number (give a number, "
                         "a list 1,2,3 or a range 1:10:1)", label, whole);

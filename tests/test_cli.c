@@ -654,7 +654,7 @@ static const bad_case bad_cases[] = {
     /* --alpha */
     SW(2, "needs a value", "--alpha"),
     SW(2, "out of range", "--alpha", "0"),
-    SW(2, "not a whole number", "--alpha", "x"),
+    SW(2, "not a state size", "--alpha", "x"),
     SW(2, "out of range", "--alpha", BIG),
     SWR(2, "does not apply in run mode", "--alpha", "2,3"),
     /* --memory */

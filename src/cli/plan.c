@@ -33,6 +33,7 @@ static void plan_usage(FILE *f)
         "                 [--alpha A | --cell C [--hidden H] [--batch B]\n"
         "                 [--layers L]] [--segment K] [--threads K]\n"
         "                 [--format text|json|csv] [--actions | --curve]\n"
+        "                 [--infeasible fail|record|skip]\n"
         "                 [--help] [--version]\n"
         "\n"
         "Plans one training iteration of T steps under a memory budget and\n"
@@ -58,6 +59,10 @@ static void plan_usage(FILE *f)
         "                 schedule alone; json: inside the object)\n"
         "  --curve        cost at every budget 1..M (M the largest budget)\n"
         "  --threads K    threads for building the table (default: OpenMP's)\n"
+        "  --infeasible P a budget below a strategy's smallest feasible one:\n"
+        "                 fail (default: exit 3, nothing printed), record (a\n"
+        "                 record without counts, naming the smallest), skip\n"
+        "                 (no record; stderr counts them)\n"
         "\n"
         "exit status: 0 ok, 2 bad input, 3 budget below the smallest feasible\n"
         "one (the message names it)\n");
@@ -177,6 +182,7 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
         {"hidden", required_argument, NULL, 'H'},
         {"batch", required_argument, NULL, 'B'},
         {"layers", required_argument, NULL, 'L'},
+        {"infeasible", required_argument, NULL, 'I'},
         {"fail-alloc", required_argument, NULL, 'F'}, /* test hook */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -268,6 +274,17 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
         case 'C':
             a->curve = 1;
             break;
+        case 'I':
+            if (strcmp(optarg, "fail") == 0 || strcmp(optarg, "error") == 0)
+                a->infeasible = PLAN_INFEASIBLE_FAIL;
+            else if (strcmp(optarg, "record") == 0)
+                a->infeasible = PLAN_INFEASIBLE_RECORD;
+            else if (strcmp(optarg, "skip") == 0)
+                a->infeasible = PLAN_INFEASIBLE_SKIP;
+            else
+                rc = cli_error(EXIT_USAGE, CMD, "--infeasible: '%s' is not a "
+                               "policy (use fail, record or skip)", optarg);
+            break;
         case 'F':
             rc = cli_parse_int(CMD, "--fail-alloc", optarg, 1, INT64_MAX / 2,
                                &a->fail_alloc);
@@ -286,6 +303,12 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
     if (a->actions && a->curve)
         return cli_error(EXIT_USAGE, CMD, "--actions and --curve exclude each "
                          "other (use one)");
+    if ((a->actions || a->curve) && a->infeasible != PLAN_INFEASIBLE_FAIL)
+        return cli_error(EXIT_USAGE, CMD, "--infeasible applies to records, "
+                         "not to --%s (which prints %s)",
+                         a->actions ? "actions" : "curve",
+                         a->actions ? "one plan"
+                                    : "every budget, infeasible ones marked");
     for (int k = 0; k < a->n_strategies; k++)
         if (a->segment && !(a->strategies[k]->flags & BPTT_STRATEGY_SEGMENT)) {
             char names[128];
@@ -571,6 +594,53 @@ static void print_row(const plan_args *a, const plan_row *r, int64_t full,
     }
 }
 
+/* The record of a budget below min_mem (--infeasible record): no
+ * counts, the smallest feasible budget named. */
+static void print_infeasible(const plan_args *a, const plan_row *r,
+                             int64_t full, int64_t min_mem)
+{
+    const char *name = a->strategy->name;
+    char al[32], mem[32], fp[32], mm[32], need[48];
+    cli_slots_text(al, sizeof al, a->s, a->h);
+    cli_slots_text(mem, sizeof mem, r->memory, a->h);
+    cli_slots_text(fp, sizeof fp, full, a->h);
+    cli_slots_text(mm, sizeof mm, min_mem, a->h);
+    const int64_t q = a->quantum;
+    switch (a->format) {
+    case FORMAT_TEXT:
+        snprintf(need, sizeof need, "needs %s", mm);
+        fprintf(out, "%-10s %8" PRId64 " %6s %10s %12s %9s %10s %9s\n", name,
+                a->length, al, mem, "infeasible", "-", need, "-");
+        break;
+    case FORMAT_CSV:
+        fprintf(out, "%s,%" PRId64 ",%s,%s,,,,,,%s,,%s,,,", name, a->length,
+                al, mem, fp, mm);
+        if (a->cell)
+            fprintf(out, ",%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                    ",%" PRId64 ",%" PRId64 ",", a->cell->name, a->layers,
+                    a->hidden, a->batch, a->h * q, a->s * q, r->memory * q);
+        fputc('\n', out);
+        break;
+    case FORMAT_JSON: {
+        const cli_plan_record rec = {name, a->length, a->s, r->memory,
+                                     full, min_mem,   NULL, a->h};
+        char buf[1024];
+        cli_plan_record_json(&rec, buf, sizeof buf);
+        fprintf(out, "{%s,\"plan_seconds\":null,\"table_bytes\":null", buf);
+        if (a->cell)
+            fprintf(out, ",\"cell\":\"%s\",\"layers\":%" PRId64
+                    ",\"hidden\":%" PRId64 ",\"batch\":%" PRId64
+                    ",\"hidden_state_bytes\":%" PRId64
+                    ",\"internal_state_bytes\":%" PRId64
+                    ",\"memory_bytes\":%" PRId64 ",\"peak_bytes\":null",
+                    a->cell->name, a->layers, a->hidden, a->batch, a->h * q,
+                    a->s * q, r->memory * q);
+        fputs("}\n", out);
+        break;
+    }
+    }
+}
+
 /* The schedule as a table, one action per line, with the stored slots and
  * the forward ops so far (text and csv). */
 static void print_actions(const plan_args *a, const bptt_plan *p)
@@ -647,17 +717,22 @@ static int check_feasible(const plan_args *a, const bptt_table_options *o,
 {
     const size_t t = (size_t)a->length;
     *min_mem = bptt_strategy_min_budget(a->strategy, t, a->h, a->s, o);
-    for (int i = 0; i < a->n_budgets; i++) {
+    for (int i = 0; i < a->n_budgets && a->infeasible == PLAN_INFEASIBLE_FAIL;
+         i++) {
         if (a->budget[i] >= *min_mem)
             continue;
-        char b[32], m[32];
+        char b[32], m[32], al[32], bytes[96] = "";
         cli_slots_text(b, sizeof b, a->budget[i], a->h);
         cli_slots_text(m, sizeof m, *min_mem, a->h);
+        cli_slots_text(al, sizeof al, a->s, a->h);
+        if (a->quantum) /* --cell: the bytes too */
+            snprintf(bytes, sizeof bytes, " (%" PRId64 " bytes)",
+                     *min_mem * a->quantum);
         return cli_error(EXIT_INFEASIBLE, CMD,
                          "budget %s slots (%s) is infeasible for %s at length "
                          "%zu, alpha %s; the smallest feasible budget is %s "
-                         "slots", b, a->budget_text[i], a->strategy->name, t,
-                         a->alpha_text, m);
+                         "slots%s", b, a->budget_text[i], a->strategy->name,
+                         t, al, m, bytes);
     }
     return 0;
 }
@@ -666,27 +741,37 @@ static int check_feasible(const plan_args *a, const bptt_table_options *o,
  * the cost at every budget; the budgets checked feasible (min_mem, from
  * check_feasible) and the plans checked to fit in memory before anything
  * of this strategy is printed. */
-static int plan_strategy(const plan_args *a, int64_t full, int64_t top,
-                         int64_t least, int64_t min_mem)
+static int plan_strategy(const plan_args *a, int64_t full, int64_t min_mem,
+                         int *n_skipped)
 {
     const size_t t = (size_t)a->length;
+    /* the table serves the feasible budgets only */
+    int64_t top = -1, least = INT64_MAX;
+    for (int i = 0; i < a->n_budgets; i++)
+        if (a->budget[i] >= min_mem || a->curve) {
+            top = a->budget[i] > top ? a->budget[i] : top;
+            least = a->budget[i] < least ? a->budget[i] : least;
+        }
     /* budgets below the least asked need not be built (--curve asks all) */
     bptt_table_options opts = {.chen_segment = (size_t)a->segment,
                                .threads = (int)a->threads,
                                .min_budget = a->curve ? 0 : least};
-    bptt_table *tb;
-    int rc;
-    if (a->fail_alloc)
-        bptt_alloc_fail_at((size_t)a->fail_alloc);
-    const double t0 = cli_seconds();
-    rc = bptt_table_alloc(&tb, a->strategy, t, a->h, a->s, top, &opts);
-    const double table_seconds = cli_seconds() - t0;
-    if (rc != BPTT_OK) {
-        char budget[64], m[32];
-        snprintf(budget, sizeof budget, "budgets up to %s slots",
-                 cli_slots_text(m, sizeof m, top, a->h));
-        return cli_table_error(CMD, rc, a->strategy, t, a->h, a->s, top,
-                               budget);
+    bptt_table *tb = NULL;
+    int rc = 0;
+    double table_seconds = 0;
+    if (top >= 0) {
+        if (a->fail_alloc)
+            bptt_alloc_fail_at((size_t)a->fail_alloc);
+        const double t0 = cli_seconds();
+        rc = bptt_table_alloc(&tb, a->strategy, t, a->h, a->s, top, &opts);
+        table_seconds = cli_seconds() - t0;
+        if (rc != BPTT_OK) {
+            char budget[64], m[32];
+            snprintf(budget, sizeof budget, "budgets up to %s slots",
+                     cli_slots_text(m, sizeof m, top, a->h));
+            return cli_table_error(CMD, rc, a->strategy, t, a->h, a->s, top,
+                                   budget);
+        }
     }
     if (a->curve) {
         rc = run_curve(a, tb, full);
@@ -695,9 +780,17 @@ static int plan_strategy(const plan_args *a, int64_t full, int64_t top,
     }
     /* every plan must fit before anything is printed */
     for (int i = 0; i < a->n_budgets && rc == 0; i++)
-        rc = cli_plan_fits(CMD, tb, a->budget[i]);
+        if (a->budget[i] >= min_mem)
+            rc = cli_plan_fits(CMD, tb, a->budget[i]);
     for (int i = 0; i < a->n_budgets && rc == 0; i++) {
         plan_row r = {.memory = a->budget[i]};
+        if (a->budget[i] < min_mem) { /* --infeasible record or skip */
+            if (a->infeasible == PLAN_INFEASIBLE_RECORD)
+                print_infeasible(a, &r, full, min_mem);
+            else
+                (*n_skipped)++;
+            continue;
+        }
         bptt_plan *p;
         double plan_seconds;
         rc = cli_plan_at(CMD, tb, a->budget[i], &p, &r.st, &plan_seconds);
@@ -735,12 +828,8 @@ int cli_plan(int argc, char **argv)
         return rc;
 
     const int64_t full = bptt_full_peak((size_t)a.length, a.h, a.s);
-    int64_t top = 0, least = INT64_MAX;
-    for (int i = 0; i < a.n_budgets; i++) {
-        top = a.budget[i] > top ? a.budget[i] : top;
-        least = a.budget[i] < least ? a.budget[i] : least;
-    }
-    /* every strategy's budgets feasible before anything is printed */
+    /* every strategy's budgets feasible before anything is printed (with
+     * --infeasible fail) */
     int64_t min_mem[MAX_STRATEGIES];
     for (int k = 0; k < a.n_strategies && rc == 0; k++) {
         a.strategy = a.strategies[k];
@@ -756,14 +845,19 @@ int cli_plan(int argc, char **argv)
         return cli_error(1, CMD, "out of memory");
     if (!a.actions && !a.curve)
         print_header(&a);
+    int n_skipped = 0;
     for (int k = 0; k < a.n_strategies && rc == 0; k++) {
         a.strategy = a.strategies[k];
-        rc = plan_strategy(&a, full, top, least, min_mem[k]);
+        rc = plan_strategy(&a, full, min_mem[k], &n_skipped);
     }
     if (fclose(out) != 0 && rc == 0)
         rc = cli_error(1, CMD, "out of memory");
     if (rc == 0)
         fwrite(text, 1, len, stdout); /* errors: main.c's finish */
     free(text);
+    if (rc == 0 && n_skipped)
+        cli_note(CMD, "skipped %d (strategy, budget) pair%s below the "
+                 "smallest feasible budget (--infeasible record lists them)",
+                 n_skipped, n_skipped == 1 ? "" : "s");
     return rc;
 }

@@ -12,6 +12,13 @@
 #define MAX_BUDGETS 64
 #define MAX_STRATEGIES 16
 
+/* What a budget below a strategy's smallest feasible one does. */
+enum plan_infeasible {
+    PLAN_INFEASIBLE_FAIL,   /* exit 3 before anything is printed */
+    PLAN_INFEASIBLE_RECORD, /* a record without counts, naming the least */
+    PLAN_INFEASIBLE_SKIP    /* no record; one line on stderr counts them */
+};
+
 typedef struct {
     const bptt_strategy *strategy; /* the one being planned */
     const bptt_strategy *strategies[MAX_STRATEGIES];
@@ -30,6 +37,7 @@ typedef struct {
     int64_t budget[MAX_BUDGETS];
     enum output_format format;
     int actions, curve;
+    int infeasible; /* enum plan_infeasible: --infeasible */
     int64_t fail_alloc; /* test hook: the planner allocation to fail */
 } plan_args;
 

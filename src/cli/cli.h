@@ -94,9 +94,14 @@ const char *cli_bytes_text(char *buf, size_t cap, double bytes);
  * (a file, or with is_dir a directory): checked before any work.  The name
  * is not empty; if it exists it is a regular file (is_dir: an empty
  * directory), never a device or a directory that a rename would replace;
- * its directory exists and is writable.  0, or the error and EXIT_USAGE. */
+ * its directory exists and is writable; the name, with what bptt adds to
+ * it while writing (CLI_OUTPUT_SUFFIX), fits the file system's limits.
+ * 0, or the error and EXIT_USAGE. */
 int cli_check_output(const char *cmd, const char *opt, const char *path,
                      int is_dir);
+/* The most bptt adds to an output's name while writing it:
+ * ".partial.tmp." and a process id of up to 10 digits. */
+#define CLI_OUTPUT_SUFFIX 23
 
 double cli_seconds(void); /* monotonic clock */
 

@@ -419,7 +419,33 @@ int cli_check_output(const char *cmd, const char *opt, const char *path,
     if (path[strlen(path) - 1] == '/' && !is_dir)
         return cli_error(EXIT_USAGE, cmd, "%s: '%s' names a directory; give "
                          "a file name, e.g. %sout.csv", opt, path, path);
+    /* bptt writes NAME.tmp.PID (a sweep: NAME.partial.tmp.PID) beside it
+     * first: a name that the file system cannot hold with that suffix is
+     * refused now, not after the work */
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    char dir0[4096];
+    dir_of(path, dir0, sizeof dir0);
+    long name_max = pathconf(dir0, _PC_NAME_MAX);
+    if (name_max <= 0)
+        name_max = 255;
+    const size_t suffix = CLI_OUTPUT_SUFFIX;
+    if (strlen(base) + suffix > (size_t)name_max)
+        return cli_error(EXIT_USAGE, cmd, "%s: the name '%.40s...' is %zu "
+                         "bytes; a file name here holds at most %ld, and bptt "
+                         "adds up to %zu while writing it (give a name of at "
+                         "most %zu bytes)", opt, base, strlen(base), name_max,
+                         suffix, (size_t)name_max - suffix);
+    if (strlen(path) + suffix >= 4096)
+        return cli_error(EXIT_USAGE, cmd, "%s: the path '%.40s...' is %zu "
+                         "bytes, too long for this system with the %zu bptt "
+                         "adds (give a path of at most %zu bytes)", opt, path,
+                         strlen(path), suffix, (size_t)4095 - suffix);
     struct stat sb;
+    if (stat(path, &sb) != 0 && errno == ENAMETOOLONG)
+        return cli_error(EXIT_USAGE, cmd, "%s: a directory name in '%.60s...' "
+                         "is too long for this file system (give shorter "
+                         "names)", opt, path);
     if (stat(path, &sb) == 0) {
         if (is_dir) {
             int empty = 0;

@@ -1603,7 +1603,8 @@ static void write_path(const char *path, const char *text, size_t len)
  * the json output, the csv output, the --task value (bytes as given).
  * json: the file is UTF-8 and one line, a JSON object whose "task" is the
  * value with each invalid UTF-8 byte as U+FFFD; csv: after the "# "
- * metadata line, a header row and one row of as many fields (RFC 4180),
+ * metadata line (one JSON object, {"meta":{...}}, as sweeps write it), a
+ * header row and one row of as many fields (RFC 4180),
  * the "task" field the value's bytes. */
 static const char py_check[] =
     "import csv, io, json, os, sys\n"
@@ -1618,7 +1619,9 @@ static const char py_check[] =
     "    want = raw.decode('utf-8', 'replace')\n"
     "    assert got == want, (jf, got, want)\n"
     "    text = open(cf, 'rb').read().decode('latin-1')\n"
-    "    assert text.startswith('# '), (cf, text[:40])\n"
+    "    assert text.startswith('# {'), (cf, text[:40])\n"
+    "    meta = json.loads(text[2:text.index('\\n')])['meta']\n"
+    "    assert meta['record_format'] == 1, (cf, meta)\n"
     "    body = text[text.index('\\n') + 1:]\n"
     "    rows = list(csv.reader(io.StringIO(body, newline='')))\n"
     "    assert len(rows) == 2, (cf, rows)\n"

@@ -3,7 +3,8 @@
  *
  * Promises: JSON is one object on one line, strings escaped (json.h),
  * numbers that are not finite as null, then the metadata's members; csv is
- * the metadata as one "# " line, a header row and a row, fields quoted as
+ * the metadata as one line "# {"meta":{...}}" (one JSON object after
+ * "# ", as sweep files write it), a header row and a row, fields quoted as
  * RFC 4180 wants them (records.h); text is one "key value" line per field,
  * values as they are, then the kernels and build lines of the metadata.
  * Values are kept whole, whatever their length.  Library code: no output

@@ -68,7 +68,7 @@ int bptt_fields_write(const bptt_fields *fs, int format,
         bptt_strbuf_printf(out, "%s%s}\n", *mj && fs->n ? "," : "", mj);
     } else if (format == BPTT_FIELDS_CSV) {
         if (meta)
-            bptt_strbuf_printf(out, "# %s\n", mj);
+            bptt_strbuf_printf(out, "# {\"meta\":{%s}}\n", mj);
         for (size_t i = 0; i < fs->n; i++)
             bptt_strbuf_printf(out, "%s%s", i ? "," : "", fs->f[i].key);
         bptt_strbuf_puts(out, "\n");

@@ -4,10 +4,90 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "config.h"
 #include "git-revision.h"
 #include "blascore.h"
+#include "aslimit.h"
 #include "cli.h"
+
+/* n as decimal digits at the end of buf[0..cap): their start. */
+static char *digits(char *buf, size_t cap, long long n)
+{
+    char *p = buf + cap;
+    *--p = '\0';
+    do
+        *--p = (char)('0' + n % 10);
+    while ((n /= 10) > 0 && p > buf);
+    return p;
+}
+
+/* The --threads K of `bptt run` in argv (its last value), or 0. */
+static int run_threads(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "run") != 0)
+        return 0;
+    int k = 0;
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *v = NULL;
+        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            v = argv[i + 1];
+        else if (strncmp(argv[i], "--threads=", 10) == 0)
+            v = argv[i] + 10;
+        if (v) {
+            k = 0;
+            for (; *v >= '0' && *v <= '9' && k < 100000; v++)
+                k = k * 10 + (*v - '0');
+        }
+    }
+    return k > 4096 ? 4096 : k;
+}
+
+/* Before any library starts (the executable's preinit functions run
+ * before the shared libraries' constructors): under an address-space
+ * limit too small for OpenBLAS's start, which would spin forever, one line
+ * and exit 2, naming a limit that serves the start and, for `bptt run`,
+ * its --threads.  System calls only: nothing has started yet. */
+static void address_space_preinit(int argc, char **argv, char **envp)
+{
+    int64_t left, limit;
+    if (!cli_address_space_left(&left, &limit))
+        return;
+    const int n = cli_blas_start_threads(envp);
+    const int64_t need = n * CLI_BLAS_THREAD_BYTES + CLI_AS_SLACK_BYTES;
+    if (cli_address_space_fits(need) == 0)
+        return;
+    const int k = run_threads(argc, argv);
+    const int most = k > n ? k : n;
+    const int64_t used = limit - left;
+    char b[4][24];
+    const char *parts[] = {
+        "bptt: the address-space limit (ulimit -v ",
+        digits(b[0], 24, (long long)(limit / 1024)),
+        ") is too small: OpenBLAS reserves 128 MiB a thread when it starts, ",
+        digits(b[1], 24, n), n > 1 ? " threads here" : " thread here",
+        "; raise it to ulimit -v ",
+        digits(b[2], 24,
+               cli_address_space_advice(used, most * CLI_BLAS_THREAD_BYTES +
+                                                  CLI_AS_SLACK_BYTES)),
+        n > 1 && k <= 1 ? ", or start one thread (OMP_NUM_THREADS=1 needs "
+                          "ulimit -v "
+                        : "",
+        n > 1 && k <= 1
+            ? digits(b[3], 24,
+                     cli_address_space_advice(used, CLI_BLAS_THREAD_BYTES +
+                                                        CLI_AS_SLACK_BYTES))
+            : "",
+        n > 1 && k <= 1 ? ")" : "", "\n"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        if (write(2, parts[i], strlen(parts[i])) < 0)
+            break;
+    _exit(EXIT_USAGE);
+}
+__attribute__((section(".preinit_array"), used)) static void (
+    *const preinit_address_space)(int, char **, char **) =
+    address_space_preinit;
 
 static void usage(FILE *f)
 {

@@ -57,6 +57,7 @@
 #include "cli.h"
 #include "live.h"
 #include "data.h"
+#include "aslimit.h"
 #include "exec.h"
 #include "finite.h"
 #include "json.h"
@@ -249,6 +250,39 @@ static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
                        "give a smaller --memory, e.g. 5%");
     }
     return 0;
+}
+
+/* Under an address-space limit (ulimit -v): room for the OpenBLAS
+ * buffers of the threads beyond those it started with (each would
+ * otherwise spin in OpenBLAS's allocator when it first calls it) and for
+ * what the run holds; 0, or the one-line refusal and EXIT_USAGE. */
+static int address_space_room(int threads, const run_sizes *z,
+                              int64_t budget_bytes)
+{
+    int64_t left, limit;
+    if (!cli_address_space_left(&left, &limit))
+        return 0;
+    extern char **environ;
+    const int started = cli_blas_start_threads(environ);
+    const double held = fmin((double)budget_bytes,
+                             z->full_checkpoint_bytes + z->hidden_bytes);
+    /* what the run allocates itself fails cleanly (its allocator returns
+     * BPTT_ENOMEM) but is counted, so that the advice is a limit that
+     * works */
+    const double need =
+        (threads > started ? threads - started : 0) *
+            (double)CLI_BLAS_THREAD_BYTES +
+        z->fixed_bytes + held + (double)CLI_AS_SLACK_BYTES;
+    if (need < 9e18 && cli_address_space_fits((int64_t)need) == 0)
+        return 0;
+    return cli_error(EXIT_USAGE, CMD, "the address-space limit (ulimit -v "
+                     "%lld) leaves no room for this run: %d threads (OpenBLAS "
+                     "reserves 128 MiB for each beyond the %d it started with) "
+                     "and %.1f MiB of data, checkpoints and working set; "
+                     "raise it to ulimit -v %lld, or give fewer --threads",
+                     (long long)(limit / 1024), threads, started,
+                     (z->fixed_bytes + held) / 1048576.0,
+                     cli_address_space_advice(limit - left, (int64_t)need));
 }
 
 /* What a run holds while it iterates. */
@@ -514,6 +548,10 @@ int cli_run(int argc, char **argv)
     const int64_t budget_units = budget_bytes / u.quantum;
     int threads = (int)a.threads;
 #ifdef _OPENMP
+    /* before OpenBLAS is given the threads (it then maps their buffers) */
+    if ((rc = address_space_room(threads > 0 ? threads : omp_get_max_threads(),
+                                 &z, budget_bytes)) != 0)
+        return rc;
     if (threads > 0)
         omp_set_num_threads(threads);
     threads = omp_get_max_threads();

@@ -1,0 +1,50 @@
+# Chapter 7: bptt where batch jobs run.  Under an address-space limit
+# (ulimit -v, as clusters set it) OpenBLAS's start would spin forever on a
+# buffer it cannot map: every command either works or refuses in one line
+# (exit 2) naming a limit that works, never hangs; the limit it names does
+# work.  With no terminal and in the C locale the commands answer as
+# usual.
+if [ "${BPTT_SANITIZERS:-no}" = yes ]; then
+    hcase "ulimit -v: every command works or refuses in one line"
+    hskip "a sanitizer build cannot run under ulimit -v (AddressSanitizer maps terabytes of shadow memory)"
+else
+    for threads in 1 2 4; do
+        for v in 60000 120000 200000 300000 400000 500000 700000 900000; do
+            for cmd in "plan --length 100 --memory 5%" \
+                       "run --length 10 --hidden 4 --batch 2 --input 3 --iters 1 --threads $threads" \
+                       "sweep --length 10,20 --memory 50% --out s$v-$threads.jsonl"; do
+                hcase "ulimit -v $v, OMP_NUM_THREADS=$threads: bptt ${cmd%% --*}"
+                hrc=0
+                # shellcheck disable=SC2086
+                (ulimit -v "$v"; OMP_NUM_THREADS=$threads exec timeout -k 2 10 "$BPTT" $cmd) \
+                    </dev/null >out 2>err || hrc=$?
+                if [ "$hrc" -eq 0 ]; then
+                    hpass
+                elif [ "$hrc" -eq 124 ] || [ "$hrc" -eq 137 ]; then
+                    hfail "hung (killed after 10 s)"
+                elif [ "$hrc" -eq 127 ] && grep -q 'error while loading shared libraries' err; then
+                    # below what the system's loader needs to map the
+                    # libraries at all: before any code of bptt runs
+                    hpass
+                elif expect_refusal 2; then
+                    # the limit it names must work
+                    want=$(sed -n 's/.*raise it to ulimit -v \([0-9]*\).*/\1/p' err)
+                    if [ -z "$want" ]; then
+                        hfail "the refusal names no limit: $(shown err)"
+                    elif (ulimit -v "$want"; OMP_NUM_THREADS=$threads exec timeout -k 2 10 "$BPTT" $cmd) \
+                            </dev/null >out2 2>err2 || [ "$?" -eq 3 ]; then
+                        hpass
+                    else
+                        hfail "ulimit -v $want, the limit it names, does not work: $(shown err2)"
+                    fi
+                fi
+                rm -f s$v-$threads.jsonl
+            done
+        done
+    done
+fi
+
+hcase "no terminal, C locale: bptt plan answers"
+hrun env -i PATH=/usr/bin:/bin "$BPTT" plan --length 1000 --memory 5%
+if [ "$hrc" -eq 0 ] && grep -q '^msm  *1000 ' out && [ ! -s err ]; then hpass
+else hfail "exit $hrc, stdout $(shown out), stderr $(shown err)"; fi

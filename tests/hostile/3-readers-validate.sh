@@ -1,0 +1,99 @@
+# Chapter 3 (plan files): bptt validate reads a plan file whole, bounded,
+# and checks what it states: its counts must be its actions', its members
+# their types; what it is not (a directory, a FIFO, a device, a file
+# larger than the bound, NUL bytes, arrays where numbers go, a member
+# given twice) is refused in one line before any work; its memory stays
+# near the size of the plan, not of the document's tree.
+"$BPTT" plan --length 60 --memory 10 --alpha 3.5 --actions --format json >p.json
+good=$(cat p.json)
+
+# mutate NAME SED: p.json edited by sed into NAME.json
+mutate() { sed "$2" p.json >"$1.json"; }
+
+for f in forward_ops recompute_ops backward_ops actions; do
+    hcase "validate: a file stating a wrong $f is exit 1 naming it"
+    mutate bad "s/\"$f\":[0-9]*/\"$f\":1/"
+    hrun "$BPTT" validate bad.json
+    if expect_refusal 1; then
+        if grep -q "\"$f\"" err; then hpass; else hfail "the line does not name $f: $(shown err)"; fi
+    fi
+done
+for f in peak_slots full_peak_slots forward_ops_per_step memory_fraction; do
+    hcase "validate: a file stating a wrong $f is exit 1 naming it"
+    mutate bad "s/\"$f\":[0-9.]*/\"$f\":0.25/"
+    hrun "$BPTT" validate bad.json
+    if expect_refusal 1; then
+        if grep -q "\"$f\"" err; then hpass; else hfail "the line does not name $f: $(shown err)"; fi
+    fi
+done
+
+hcase "validate: the file's own counts, as bptt plan printed them, pass"
+hrun "$BPTT" validate p.json
+if [ "$hrc" -eq 0 ] && grep -q '^valid plan' out; then hpass; else hfail "exit $hrc: $(shown err)"; fi
+
+for m in '"alpha":"3.5"' '"length":"60"' '"memory":"10"' '"forward_ops":"127"' \
+         '"alpha":true' '"length":60.5' '"length":-60' '"strategy":7' '"memory":null'; do
+    key=${m%%:*}
+    hcase "validate: $m (a member of the wrong type) is refused, naming it"
+    mutate bad "s/$key:[^,]*/$m/"
+    hrun "$BPTT" validate bad.json
+    if expect_refusal 2; then
+        if grep -qF "$key" err || grep -q 'not a budget\|not a whole number' err; then hpass
+        else hfail "the line does not name $key: $(shown err)"; fi
+    fi
+done
+
+hcase "validate: a member given twice is refused"
+printf '%s\n' "$good" | sed 's/^{/{"length":60,/' >bad.json
+hrun "$BPTT" validate bad.json
+expect_refusal 2 && { grep -q 'twice' err && hpass || hfail "$(shown err)"; }
+
+hcase "validate: an array where a number goes is refused without reading it whole"
+printf '%s\n' "$good" | sed 's/"alpha":3.5/"alpha":[1,2,3]/' >bad.json
+hrun "$BPTT" validate bad.json
+expect_refusal 2 && { grep -q '"alpha" is an array' err && hpass || hfail "$(shown err)"; }
+
+hcase "validate: a NUL byte is refused with its line and column"
+printf '{"schedule":[{"op":"advance",\n"st\000ep":1}]}\n' >bad.json
+hrun "$BPTT" validate bad.json
+expect_refusal 2 && { grep -q 'bad.json:2:4: a NUL byte' err && hpass || hfail "$(shown err)"; }
+
+hcase "validate: a directory is named as one"
+mkdir -p dir
+hrun "$BPTT" validate dir
+expect_refusal 2 && { grep -q "'dir' is a directory" err && hpass || hfail "$(shown err)"; }
+
+hcase "validate: a FIFO with no writer is refused at once, not waited on"
+mkfifo fifo
+hrun -t 5 "$BPTT" validate fifo
+expect_refusal 2 && { grep -q 'is a FIFO' err && hpass || hfail "$(shown err)"; }
+
+hcase "validate: /dev/zero is refused at once, not read forever"
+hrun -t 5 "$BPTT" validate /dev/zero
+expect_refusal 2 && { grep -q 'is a device' err && hpass || hfail "$(shown err)"; }
+
+hcase "validate: a file over the bound (1 GiB) is refused before it is read"
+truncate -s 1100M big.json
+hrun -t 5 "$BPTT" validate big.json
+expect_refusal 2 && { grep -q 'larger than' err && hpass || hfail "$(shown err)"; }
+rm -f big.json
+
+hcase "validate: memory stays near the plan's size (a 10^5-step plan)"
+"$BPTT" plan --length 100000 --memory 1% --actions --format json >long.json
+size=$(wc -c <long.json)
+if [ ! -x /usr/bin/time ]; then
+    hskip "/usr/bin/time (GNU time) is not installed"
+else
+    hrc=0
+    /usr/bin/time -f '%M' -o rss "$BPTT" validate long.json >out 2>err || hrc=$?
+    rss_kib=$(tail -n 1 rss)
+    base_kib=$(/usr/bin/time -f '%M' "$BPTT" validate p.json 2>&1 >/dev/null | tail -n 1)
+    grow=$(( (rss_kib - base_kib) * 1024 ))
+    # the plan: 8 bytes an action, about 27 bytes of text each; the input
+    # itself is held too: at most 2 times the input in all (the tree of
+    # the document took about 20)
+    if [ "$hrc" -ne 0 ]; then hfail "exit $hrc: $(shown err)"
+    elif [ "$grow" -gt $((2 * size)) ]; then
+        hfail "held $grow bytes more than for a small plan, for an input of $size bytes"
+    else hpass; fi
+fi

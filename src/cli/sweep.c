@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/readback.h"
 #include "sweep.h"
 
 #define CMD SWEEP_CMD
@@ -131,18 +132,26 @@ static int grid_error(int rc, bptt_strbuf *err)
 }
 
 /* Reads the config file at path (--config) into the keys the command line
- * left unset. */
+ * left unset: a regular file of at most SWEEP_CONFIG_MAX bytes (a FIFO or
+ * a device is refused at once, never waited on), text without NUL or
+ * control bytes (their line and column named). */
 static int read_config(sweep *s, const char *path, const int *from_cli)
 {
     size_t len;
-    char *text = sweep_read_file(path, &len);
-    if (!text)
-        return cli_error(EXIT_USAGE, CMD, "--config: cannot read '%s' (%s); "
-                         "give a readable file of 'key = value' lines",
-                         path, strerror(errno));
-    /* a file without a setting is not a config: a wrong or truncated one */
-    int rc = 0;
-    if (!bptt_grid_config_has_settings(text, len)) {
+    char *text;
+    int rc = sweep_readback("--config", path, -1, SWEEP_CONFIG_MAX,
+                            EXIT_USAGE, "give a readable file of 'key = "
+                            "value' lines (at most 1 MiB)", &text, &len);
+    if (rc)
+        return rc;
+    bptt_text_where at;
+    if (bptt_text_check(text, len, &at) != 0) {
+        rc = cli_error(EXIT_USAGE, CMD, "--config: %s:%zu:%zu holds the "
+                       "control byte 0x%02x; a config file is text: 'key = "
+                       "value' lines", path, at.line, at.column, at.byte);
+    } else if (!bptt_grid_config_has_settings(text, len)) {
+        /* a file without a setting is not a config: a wrong or truncated
+         * one */
         rc = cli_error(EXIT_USAGE, CMD, "--config: '%s' holds no settings "
                        "(give 'key = value' lines, e.g. length = "
                        "100:1000:100)", path);
@@ -238,6 +247,8 @@ int sweep_parse_args(int argc, char **argv, sweep *s, int *help)
             return cli_error(EXIT_USAGE, CMD, "--jobs and --out both name "
                              "'%s' (give the job list another name)",
                              s->out);
+        if ((rc = sweep_jobs_check(s)) != 0)
+            return rc;
     }
     return 0;
 }

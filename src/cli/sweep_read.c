@@ -70,9 +70,8 @@ int sweep_readback(const char *opt, const char *path, int fd, size_t max,
                          "bytes, more than any such file of this sweep; %s",
                          pre, q, path, q, max, hint);
     case BPTT_READBACK_NUL:
-        return cli_error(EXIT_USAGE, CMD, "%s%s%s%s:%zu:%zu holds a NUL "
-                         "byte; %s", pre, q, path, q, at.line, at.column,
-                         hint);
+        return cli_error(EXIT_USAGE, CMD, "%s%s:%zu:%zu holds a NUL byte; "
+                         "%s", pre, path, at.line, at.column, hint);
     default:
         cli_error(1, CMD, "out of memory");
         exit(1);

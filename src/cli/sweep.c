@@ -12,6 +12,11 @@
  * run again computes only the points missing and ends with the file an
  * uninterrupted sweep writes: byte for byte in plan mode, whose records hold
  * no timings, when both share the metadata date (SOURCE_DATE_EPOCH).
+ * Every file read back (--config, FILE.partial, a part, FILE) is read
+ * through bptt_readback (regular files only, bounded: sweep.h) and every
+ * record in it is parsed whole and checked against the grid before it is
+ * kept (sweep_record_check); one sweep at a time writes FILE.partial
+ * (the fcntl lock of the inode its path names), --force included.
  * Batch runs: --jobs writes one command per point, --only K computes one
  * point into FILE.parts/K.jsonl (temporary file and rename), --merge
  * assembles FILE from the parts.  A run-mode child (`bptt run`) never
@@ -65,8 +70,12 @@ static void sweep_usage(FILE *f)
         "grid and writes one record per point, in grid order, to FILE, after a\n"
         "metadata header. Each finished point is kept in FILE.partial at once:\n"
         "an interrupted sweep, run again with the same grid, does only the\n"
-        "points missing. When FILE is complete a rerun does nothing (--force\n"
-        "recomputes it).\n"
+        "points missing; every record read back (FILE.partial, the parts of\n"
+        "--merge) is checked against the grid first, and a bad one is refused\n"
+        "naming FILE:LINE (--force starts over). When FILE holds every record\n"
+        "a rerun does nothing (--force recomputes it); a FILE that lacks some\n"
+        "is refused, never overwritten without --force. One sweep at a time\n"
+        "writes a FILE: another, even with --force, is refused.\n"
         "\n"
         "Grid axes, in grid order (the last varies fastest). Each takes one\n"
         "value, a list a,b,c, or a range: start:stop:step (arithmetic, stop\n"
@@ -97,18 +106,23 @@ static void sweep_usage(FILE *f)
         "  --format F      jsonl (first line {\"meta\":{...}}) or csv (first line\n"
         "                  \"# {...}\", then the header row); default: by FILE's\n"
         "                  extension (.csv: csv), else jsonl\n"
-        "  --config FILE   'key = value' lines (# comments); keys are the option\n"
+        "  --config FILE   'key = value' lines (# comments; text, at most 1 MiB;\n"
+        "                  a regular file); keys are the option\n"
         "                  names without dashes: the axes, mode, out, format,\n"
         "                  infeasible, iters, task, optimizer, lr; options on the\n"
         "                  command line win\n"
         "  --infeasible P  error (default): a budget below a point's smallest\n"
         "                  feasible one is an error (plan: before any work);\n"
         "                  record: such a point gets a record without results\n"
-        "  --force         recompute even if FILE or a part is complete\n"
+        "  --force         recompute even if FILE or a part is complete, or start\n"
+        "                  over a FILE.partial that is refused; replace an old\n"
+        "                  JOBFILE (never the sweep's own files or bptt itself)\n"
         "  --list          print the points of the grid and stop\n"
         "  --jobs JOBFILE  write one command per point (--only K) and the merge\n"
         "                  command instead of running: for scripts/sweep-parallel\n"
-        "                  and scripts/slurm-sweep\n"
+        "                  and scripts/slurm-sweep; an existing JOBFILE needs\n"
+        "                  --force; a value holding a control byte (a newline)\n"
+        "                  is refused\n"
         "  --only K        compute point K (from 0) alone into FILE.parts/K.jsonl\n"
         "  --merge         assemble FILE from FILE.parts (all points needed)\n"
         "\n"

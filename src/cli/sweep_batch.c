@@ -47,8 +47,9 @@ static char *part_path(const sweep *s, size_t point)
 static int read_part(const sweep *s, size_t k, const char *path,
                      char **header, char **rec)
 {
-    static const char redo[] = "remove it and run its job again (--only "
-                               "K --force)";
+    char redo[96];
+    snprintf(redo, sizeof redo, "remove it and run its job again (--only "
+             "%zu --force)", k);
     char *text;
     size_t len;
     int rc = sweep_readback(NULL, path, -1, SWEEP_HEADER_MAX +
@@ -82,8 +83,6 @@ static int read_part(const sweep *s, size_t k, const char *path,
         else if (sweep_record_check(s, r, (size_t)(e - r), k, &got, why,
                                     sizeof why) == 0)
             why[0] = '\0';
-        else if (!why[0])
-            snprintf(why, sizeof why, "a bad record");
         if (why[0])
             rc = cli_error(EXIT_USAGE, CMD, "%s is not point %zu's part of "
                            "this sweep (%s); %s", path, k, why, redo);

@@ -159,8 +159,15 @@ int sweep_write_new(const char *path, const char *text, size_t n, int force)
     int err = write_temp(path, text, n, &tmp);
     if (!err) {
         /* link, unlike rename, fails when path exists */
-        if (link(tmp.p, path) != 0)
+        struct stat sb;
+        if (link(tmp.p, path) != 0) {
             err = errno;
+            /* a file system without hard links: the check and the rename
+             * are two steps there */
+            if ((err == EPERM || err == ENOTSUP || err == EOPNOTSUPP ||
+                 err == EMLINK) && lstat(path, &sb) != 0 && errno == ENOENT)
+                err = rename(tmp.p, path) == 0 ? 0 : errno;
+        }
         unlink(tmp.p);
     }
     bptt_strbuf_free(&tmp);
@@ -196,8 +203,10 @@ int sweep_write_result(const sweep *s, const char *header, char **rec)
     }
     if (rc == 0 && b.failed)
         rc = cli_error(1, CMD, "out of memory");
+    /* FILE was absent when the sweep began (or --force): one that
+     * appeared since is not replaced */
     if (rc == 0)
-        rc = sweep_write_atomic(s->out, b.p, b.n);
+        rc = sweep_write_new(s->out, b.p, b.n, s->force);
     bptt_strbuf_free(&b);
     return rc;
 }
@@ -411,14 +420,17 @@ static int open_partial(const sweep *s, const char *path, direct *d,
         d->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC |
                      O_NOCTTY | O_NONBLOCK, 0666);
         if (d->fd < 0)
-            return cli_error(errno == EISDIR ? EXIT_USAGE : 1, CMD,
-                             errno == EISDIR ? "cannot open %s: it is a "
-                             "directory; remove it" : "cannot open %s: %s",
-                             path, strerror(errno));
+            return errno == EISDIR
+                       ? cli_error(EXIT_USAGE, CMD, "%s is a directory, not "
+                                   "a file; remove it (a sweep keeps its "
+                                   "progress there)", path)
+                       : cli_error(1, CMD, "cannot open %s: %s", path,
+                                   strerror(errno));
         struct stat got, now;
         if (fstat(d->fd, &got) != 0 || !S_ISREG(got.st_mode))
-            return cli_error(EXIT_USAGE, CMD, "%s is not a regular file; "
-                             "remove it", path);
+            return cli_error(EXIT_USAGE, CMD, "%s is %s; remove it (a sweep "
+                             "keeps its progress there)", path,
+                             sweep_file_kind(path, d->fd));
         const int fl = fcntl(d->fd, F_GETFL);
         if (fl >= 0)
             fcntl(d->fd, F_SETFL, fl & ~O_NONBLOCK);

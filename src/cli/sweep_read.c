@@ -24,8 +24,7 @@ size_t sweep_file_cap(const sweep *s)
     return SWEEP_HEADER_MAX + n * SWEEP_RECORD_MAX;
 }
 
-/* What a path that is not a regular file is, for a message. */
-static const char *kind_of(const char *path, int fd)
+const char *sweep_file_kind(const char *path, int fd)
 {
     struct stat sb;
     if ((fd >= 0 ? fstat(fd, &sb) : stat(path, &sb)) != 0)
@@ -64,7 +63,7 @@ int sweep_readback(const char *opt, const char *path, int fd, size_t max,
                          path, q, strerror(err), hint);
     case BPTT_READBACK_NOTFILE:
         return cli_error(EXIT_USAGE, CMD, "%s%s%s%s is %s; %s", pre, q, path,
-                         q, kind_of(path, fd), hint);
+                         q, sweep_file_kind(path, fd), hint);
     case BPTT_READBACK_TOOBIG:
         return cli_error(EXIT_USAGE, CMD, "%s%s%s%s holds more than %zu "
                          "bytes, more than any such file of this sweep; %s",

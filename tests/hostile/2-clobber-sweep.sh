@@ -65,3 +65,47 @@ kept_refusal ./bptt-copy bptt.orig
 hcase "--jobs leaves no temporary file behind when it refuses"
 if ls | grep -q '\.tmp\.'; then hfail "left: $(ls | grep '\.tmp\.')"
 else hpass; fi
+
+# ---- FILE appearing while a sweep works ----------------------------------
+
+S="--strategy msm,hsm,ism --length 100:2000:100 --alpha 4 --memory 5%:50%:5 --threads 1"
+
+# stopped_sweep: a sweep of $S on late.jsonl in the background ($live),
+# stopped (SIGSTOP) once its partial file holds records; 1 if it ended
+# before that.
+stopped_sweep() {
+    rm -f late.jsonl late.jsonl.partial
+    "$BPTT" sweep $S --out late.jsonl </dev/null >/dev/null 2>late.err &
+    live=$!
+    n=0
+    while [ "$(cat late.jsonl.partial 2>/dev/null | wc -l)" -lt 3 ] &&
+        [ "$n" -lt 3000 ]; do
+        sleep 0.01
+        n=$((n + 1))
+    done
+    kill -STOP "$live" 2>/dev/null || true
+    if [ -e late.jsonl ] || [ ! -e late.jsonl.partial ] ||
+        ! kill -0 "$live" 2>/dev/null; then
+        kill -CONT "$live" 2>/dev/null || true
+        wait "$live" || true
+        return 1
+    fi
+}
+
+hcase "a FILE that appears while the sweep works is not replaced at its end"
+tries=0
+while ! stopped_sweep && [ "$tries" -lt 3 ]; do tries=$((tries + 1)); done
+if [ "$tries" -ge 3 ]; then
+    hfail "the sweep ended before it could be stopped, 3 times"
+else
+    echo "a file someone else wrote" >late.jsonl
+    cp late.jsonl late.orig
+    kill -CONT "$live"
+    rc=0
+    wait "$live" || rc=$?
+    if [ "$rc" -ne 2 ]; then hfail "the sweep exited $rc: $(shown late.err)"
+    elif ! one_line late.err; then hfail "stderr: $(shown late.err)"
+    elif ! cmp -s late.jsonl late.orig; then hfail "late.jsonl was replaced"
+    elif [ ! -s late.jsonl.partial ]; then hfail "the sweep's records are lost"
+    else hpass; fi
+fi

@@ -6,6 +6,8 @@
  * checked). */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -79,10 +81,15 @@ int sweep_readback(const char *opt, const char *path, int fd, size_t max,
 
 /* ---- records ------------------------------------------------------------ */
 
-static void say(char *why, size_t cap, const char *fmt, const char *a,
-                const char *b)
+/* The reason a check failed, into why[cap]. */
+static void say(char *why, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t cap, const char *fmt, ...)
 {
-    snprintf(why, cap, fmt, a, b ? b : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, cap, fmt, ap);
+    va_end(ap);
 }
 
 /* Whether member `key` of r holds the grid's value `want` of an axis of
@@ -92,7 +99,7 @@ static int same_value(const bptt_json *r, const char *key, int kind,
 {
     const bptt_json *v = bptt_json_get(r, key);
     if (!v) {
-        say(why, cap, "the record has no \"%s\"", key, NULL);
+        say(why, cap, "the record has no \"%s\"", key);
         return -1;
     }
     const int type = kind == BPTT_GRID_INT ? BPTT_JSON_NUMBER
@@ -118,8 +125,7 @@ static int mode_fields(const sweep *s, const bptt_json *r, char *why,
             const bptt_json *v = bptt_json_get(r, need[i]);
             if (!v || (v->type != BPTT_JSON_NUMBER &&
                        v->type != BPTT_JSON_NULL)) {
-                say(why, cap, "the record has no number \"%s\"", need[i],
-                    NULL);
+                say(why, cap, "the record has no number \"%s\"", need[i]);
                 return -1;
             }
         }
@@ -131,7 +137,7 @@ static int mode_fields(const sweep *s, const bptt_json *r, char *why,
         (rss && rss->type == BPTT_JSON_NUMBER))
         return 0;
     say(why, cap, "the record has neither \"rss_peak_bytes\" (a run) nor "
-        "\"error\" (an infeasible point)", "", NULL);
+        "\"error\" (an infeasible point)");
     return -1;
 }
 
@@ -146,14 +152,14 @@ int sweep_record_check(const sweep *s, const char *line, size_t len,
     }
     int bad = -1;
     if (rc != BPTT_OK || r->type != BPTT_JSON_OBJECT) {
-        say(why, cap, "not a JSON object", "", NULL);
+        say(why, cap, "not a JSON object");
         goto out;
     }
     for (size_t i = 0; i < r->n; i++)
         if (r->items[i].type == BPTT_JSON_ARRAY ||
             r->items[i].type == BPTT_JSON_OBJECT) {
             say(why, cap, "\"%s\" holds an array or an object (a record is "
-                "flat)", r->keys[i], NULL);
+                "flat)", r->keys[i]);
             goto out;
         }
     if (r->n < 2 || strcmp(r->keys[0], "point") != 0 ||
@@ -161,7 +167,7 @@ int sweep_record_check(const sweep *s, const char *line, size_t len,
         strcmp(r->keys[1], "memory_spec") != 0 ||
         r->items[1].type != BPTT_JSON_STRING) {
         say(why, cap, "the record does not start with \"point\" and "
-            "\"memory_spec\"", "", NULL);
+            "\"memory_spec\"");
         goto out;
     }
     const char *t = r->items[0].text;
@@ -174,15 +180,13 @@ int sweep_record_check(const sweep *s, const char *line, size_t len,
             k = 10 * k + (size_t)(*p - '0');
     }
     if (!digits || k >= s->g.n_points) {
-        char n[32];
-        snprintf(n, sizeof n, "%zu", s->g.n_points);
-        say(why, cap, "point %s is not in this grid of %s points", t, n);
+        say(why, cap, "point %.40s is not in this grid of %zu points", t,
+            s->g.n_points);
         goto out;
     }
     if (want != SIZE_MAX && k != want) {
-        char w[32];
-        snprintf(w, sizeof w, "%zu", want);
-        say(why, cap, "the record is of point %s, not of point %s", t, w);
+        say(why, cap, "the record is of point %zu, not of point %zu", k,
+            want);
         goto out;
     }
     size_t idx[BPTT_GRID_AXES];
@@ -190,7 +194,7 @@ int sweep_record_check(const sweep *s, const char *line, size_t len,
     if (strcmp(r->items[1].text,
                bptt_grid_value(&s->g, idx, BPTT_GK_MEMORY)) != 0) {
         say(why, cap, "\"memory_spec\" is not this point's %s",
-            bptt_grid_value(&s->g, idx, BPTT_GK_MEMORY), NULL);
+            bptt_grid_value(&s->g, idx, BPTT_GK_MEMORY));
         goto out;
     }
     /* every axis the mode writes into its records (plan mode does not
@@ -240,11 +244,11 @@ static size_t whole_jsonl(const sweep *s, const char *body, size_t len,
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         if (!nl) {
-            say(why, cap, "its last line is cut short", "", NULL);
+            say(why, cap, "its last line is cut short");
             return k;
         }
         if (k == s->g.n_points) {
-            say(why, cap, "more lines than the grid has points", "", NULL);
+            say(why, cap, "more lines than the grid has points");
             return k;
         }
         size_t got;
@@ -260,7 +264,7 @@ static size_t whole_jsonl(const sweep *s, const char *body, size_t len,
         p = nl + 1;
     }
     if (k < s->g.n_points)
-        say(why, cap, "records are missing", "", NULL);
+        say(why, cap, "records are missing");
     return k;
 }
 
@@ -282,7 +286,7 @@ static size_t whole_csv(const sweep *s, const char *body, size_t len,
                 memcmp(body + i, want, (size_t)n) != 0) {
                 say(why, cap, k >= s->g.n_points
                     ? "more rows than the grid has points"
-                    : "a row does not start with its point", "", NULL);
+                    : "a row does not start with its point");
                 return k;
             }
         }
@@ -297,13 +301,13 @@ static size_t whole_csv(const sweep *s, const char *body, size_t len,
         }
     }
     if (!at_start || quoted) {
-        say(why, cap, "its last row is cut short", "", NULL);
+        say(why, cap, "its last row is cut short");
         return k;
     }
     if (rows == 0)
-        say(why, cap, "it has no header row", "", NULL);
+        say(why, cap, "it has no header row");
     else if (k < s->g.n_points)
-        say(why, cap, "rows are missing", "", NULL);
+        say(why, cap, "rows are missing");
     return k;
 }
 
@@ -314,7 +318,7 @@ int sweep_whole_file(const sweep *s, const char *text, size_t len,
     why[0] = '\0';
     if (!nl) {
         *records = 0;
-        say(why, cap, "no header line", "", NULL);
+        say(why, cap, "no header line");
         return -1;
     }
     const char *body = nl + 1;

@@ -144,3 +144,18 @@ elif ! run_jobs jn.txt; then hfail "a job failed: $(shown jobs.err)"
 elif ! marker_absent; then hfail "a smuggled command ran"
 elif ! cmp -s n.jsonl ref.jsonl; then hfail "the merged file differs"
 else hpass; fi
+
+# the other settings are names or numbers the grid checks: a hostile
+# value there, printable or not, is refused before a job list exists
+for key in strategy cell memory optimizer lr iters length hidden; do
+    for v in "msm'\$(touch \"\$HOSTILE_MARK\")'" "1\`touch \"\$HOSTILE_MARK\"\`" "2;touch x"; do
+        hcase "--jobs refuses a hostile --$key <$(printf '%s' "$v" | head -c 12)...>"
+        rm -f jk.txt
+        hrun "$BPTT" sweep --mode run --length 4 --out k.jsonl --$key "$v" --jobs jk.txt
+        if expect_refusal 2; then
+            if [ -e jk.txt ]; then hfail "a job list was written"
+            elif ! marker_absent; then hfail "a smuggled command ran"
+            else hpass; fi
+        fi
+    done
+done

@@ -6,7 +6,7 @@
  * Promises: records in grid order (row-major over the axes in the order of
  * `keys` below, the last axis fastest); a grid is checked whole, and a plan
  * grid's budgets are checked against each point's smallest feasible one,
- * before any work; FILE appears whole (temporary file, fsync, rename) or not
+ * before any work; FILE appears whole (temporary file, fsync, link) or not
  * at all; each finished point is appended to FILE.partial as one line (one
  * write, then fsync), so a sweep stopped at any moment, even by SIGKILL, and
  * run again computes only the points missing and ends with the file an

@@ -1,7 +1,7 @@
 /* sweep_file.c: the direct sweep of `bptt sweep` (no --only, --merge or
  * --jobs): FILE.partial, one line a finished point (one write, then
  * fsync), locked while in use and resumed by a rerun; the progress line;
- * FILE written whole (temporary file, fsync, rename) at the end.  And the
+ * FILE written whole (temporary file, fsync, link) at the end.  And the
  * file helpers the other sweep files share. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>

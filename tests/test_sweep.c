@@ -614,6 +614,42 @@ START_TEST(test_infeasible_record)
 }
 END_TEST
 
+/* The notes a sweep prints when there is nothing to do ("FILE is
+ * complete", "point K is done already") are one line with the name's
+ * control bytes escaped, as every message is: an --out holding an escape
+ * sequence and a carriage return never reaches the terminal raw. */
+START_TEST(test_notes_one_line)
+{
+    enter();
+    const char *out = "n\033[2J\rx.jsonl";
+    result r;
+    for (int k = 0; k < 2; k++) {
+        SWEEP(&r, "--length", "10,20", "--out", out);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(k == 0 || strstr(r.err, "is complete"), "%s", r.err);
+        ck_assert_msg(own_lines(r.err) == k && count_lines(r.err) == k, "%s",
+                      r.err);
+        ck_assert_msg(!strpbrk(r.err, "\033\r"), "a raw control byte: %s",
+                      r.err);
+        ck_assert_msg(k == 0 || strstr(r.err, "n\\x1b[2J\\rx.jsonl"), "%s",
+                      r.err);
+        result_free(&r);
+    }
+    for (int k = 0; k < 2; k++) {
+        SWEEP(&r, "--length", "10,20", "--out", out, "--only", "1");
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(own_lines(r.err) == k && count_lines(r.err) == k, "%s",
+                      r.err);
+        ck_assert_msg(k == 0 || strstr(r.err, "point 1 is done already"),
+                      "%s", r.err);
+        ck_assert_msg(!strpbrk(r.err, "\033\r"), "a raw control byte: %s",
+                      r.err);
+        result_free(&r);
+    }
+    leave();
+}
+END_TEST
+
 /* ---- interrupted sweeps ------------------------------------------------- */
 
 /* The reference: an uninterrupted sweep of PLAN_GRID into ref.jsonl. */
@@ -1500,6 +1536,7 @@ static Suite *sweep_suite(void)
     tc = tcase_create("outputs");
     tcase_add_test(tc, test_plan_output);
     tcase_add_test(tc, test_infeasible_record);
+    tcase_add_test(tc, test_notes_one_line);
     tcase_add_test(tc, test_run_mode);
     tcase_add_test(tc, test_run_mode_hostile_task);
     tcase_set_timeout(tc, 120);

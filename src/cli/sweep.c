@@ -6,12 +6,17 @@
  * Promises: records in grid order (row-major over the axes in the order of
  * `keys` below, the last axis fastest); a grid is checked whole, and a plan
  * grid's budgets are checked against each point's smallest feasible one,
- * before any work; FILE appears whole (temporary file, fsync, rename) or not
+ * before any work; FILE appears whole (temporary file, fsync, link) or not
  * at all; each finished point is appended to FILE.partial as one line (one
  * write, then fsync), so a sweep stopped at any moment, even by SIGKILL, and
  * run again computes only the points missing and ends with the file an
  * uninterrupted sweep writes: byte for byte in plan mode, whose records hold
  * no timings, when both share the metadata date (SOURCE_DATE_EPOCH).
+ * Every file read back (--config, FILE.partial, a part, FILE) is read
+ * through bptt_readback (regular files only, bounded: sweep.h) and every
+ * record in it is parsed whole and checked against the grid before it is
+ * kept (sweep_record_check); one sweep at a time writes FILE.partial
+ * (the fcntl lock of the inode its path names), --force included.
  * Batch runs: --jobs writes one command per point, --only K computes one
  * point into FILE.parts/K.jsonl (temporary file and rename), --merge
  * assembles FILE from the parts.  A run-mode child (`bptt run`) never
@@ -43,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/readback.h"
 #include "sweep.h"
 
 #define CMD SWEEP_CMD
@@ -64,8 +70,12 @@ static void sweep_usage(FILE *f)
         "grid and writes one record per point, in grid order, to FILE, after a\n"
         "metadata header. Each finished point is kept in FILE.partial at once:\n"
         "an interrupted sweep, run again with the same grid, does only the\n"
-        "points missing. When FILE is complete a rerun does nothing (--force\n"
-        "recomputes it).\n"
+        "points missing; every record read back (FILE.partial, the parts of\n"
+        "--merge) is checked against the grid first, and a bad one is refused\n"
+        "naming FILE:LINE (--force starts over). When FILE holds every record\n"
+        "a rerun does nothing (--force recomputes it); a FILE that lacks some\n"
+        "is refused, never overwritten without --force. One sweep at a time\n"
+        "writes a FILE: another, even with --force, is refused.\n"
         "\n"
         "Grid axes, in grid order (the last varies fastest). Each takes one\n"
         "value, a list a,b,c, or a range: start:stop:step (arithmetic, stop\n"
@@ -96,18 +106,23 @@ static void sweep_usage(FILE *f)
         "  --format F      jsonl (first line {\"meta\":{...}}) or csv (first line\n"
         "                  \"# {...}\", then the header row); default: by FILE's\n"
         "                  extension (.csv: csv), else jsonl\n"
-        "  --config FILE   'key = value' lines (# comments); keys are the option\n"
+        "  --config FILE   'key = value' lines (# comments; text, at most 1 MiB;\n"
+        "                  a regular file); keys are the option\n"
         "                  names without dashes: the axes, mode, out, format,\n"
         "                  infeasible, iters, task, optimizer, lr; options on the\n"
         "                  command line win\n"
         "  --infeasible P  error (default): a budget below a point's smallest\n"
         "                  feasible one is an error (plan: before any work);\n"
         "                  record: such a point gets a record without results\n"
-        "  --force         recompute even if FILE or a part is complete\n"
+        "  --force         recompute even if FILE or a part is complete, or start\n"
+        "                  over a FILE.partial that is refused; replace an old\n"
+        "                  JOBFILE (never the sweep's own files or bptt itself)\n"
         "  --list          print the points of the grid and stop\n"
         "  --jobs JOBFILE  write one command per point (--only K) and the merge\n"
         "                  command instead of running: for scripts/sweep-parallel\n"
-        "                  and scripts/slurm-sweep\n"
+        "                  and scripts/slurm-sweep; an existing JOBFILE needs\n"
+        "                  --force; a value holding a control byte (a newline)\n"
+        "                  is refused\n"
         "  --only K        compute point K (from 0) alone into FILE.parts/K.jsonl\n"
         "  --merge         assemble FILE from FILE.parts (all points needed)\n"
         "\n"
@@ -131,18 +146,26 @@ static int grid_error(int rc, bptt_strbuf *err)
 }
 
 /* Reads the config file at path (--config) into the keys the command line
- * left unset. */
+ * left unset: a regular file of at most SWEEP_CONFIG_MAX bytes (a FIFO or
+ * a device is refused at once, never waited on), text without NUL or
+ * control bytes (their line and column named). */
 static int read_config(sweep *s, const char *path, const int *from_cli)
 {
     size_t len;
-    char *text = sweep_read_file(path, &len);
-    if (!text)
-        return cli_error(EXIT_USAGE, CMD, "--config: cannot read '%s' (%s); "
-                         "give a readable file of 'key = value' lines",
-                         path, strerror(errno));
-    /* a file without a setting is not a config: a wrong or truncated one */
-    int rc = 0;
-    if (!bptt_grid_config_has_settings(text, len)) {
+    char *text;
+    int rc = sweep_readback("--config", path, -1, SWEEP_CONFIG_MAX,
+                            EXIT_USAGE, "give a readable file of 'key = "
+                            "value' lines (at most 1 MiB)", &text, &len);
+    if (rc)
+        return rc;
+    bptt_text_where at;
+    if (bptt_text_check(text, len, &at) != 0) {
+        rc = cli_error(EXIT_USAGE, CMD, "--config: %s:%zu:%zu holds the "
+                       "control byte 0x%02x; a config file is text: 'key = "
+                       "value' lines", path, at.line, at.column, at.byte);
+    } else if (!bptt_grid_config_has_settings(text, len)) {
+        /* a file without a setting is not a config: a wrong or truncated
+         * one */
         rc = cli_error(EXIT_USAGE, CMD, "--config: '%s' holds no settings "
                        "(give 'key = value' lines, e.g. length = "
                        "100:1000:100)", path);
@@ -238,6 +261,8 @@ int sweep_parse_args(int argc, char **argv, sweep *s, int *help)
             return cli_error(EXIT_USAGE, CMD, "--jobs and --out both name "
                              "'%s' (give the job list another name)",
                              s->out);
+        if ((rc = sweep_jobs_check(s)) != 0)
+            return rc;
     }
     return 0;
 }

@@ -39,6 +39,65 @@ static char *part_path(const sweep *s, size_t point)
     return sweep_take(&b);
 }
 
+/* Part k at path, read back and checked whole: the header of this grid
+ * and build, then point k's record (sweep_record_check) and nothing
+ * more.  0 with *header (may be NULL: not wanted) and *rec (the record
+ * line with its newline) set; SWEEP_MISSING_OK when there is no such
+ * file; or the error printed and its code. */
+static int read_part(const sweep *s, size_t k, const char *path,
+                     char **header, char **rec)
+{
+    char redo[96];
+    snprintf(redo, sizeof redo, "remove it and run its job again (--only "
+             "%zu --force)", k);
+    char *text;
+    size_t len;
+    int rc = sweep_readback(NULL, path, -1, SWEEP_HEADER_MAX +
+                            SWEEP_RECORD_MAX, SWEEP_MISSING_OK, redo, &text,
+                            &len);
+    if (rc)
+        return rc;
+    char other[17] = "";
+    char *nl = memchr(text, '\n', len);
+    const int m = bptt_grid_header_matches(&s->g, text, other);
+    char was[200], why[300] = "";
+    size_t got;
+    if (m == 0)
+        rc = cli_error(EXIT_USAGE, CMD, "%s holds a point of another sweep "
+                       "(grid %s, this one is %s); %s", path, other,
+                       s->g.hash, redo);
+    else if (m != 1 || !nl)
+        rc = cli_error(EXIT_USAGE, CMD, "%s is not a part of a bptt sweep "
+                       "(no header of this grid); %s", path, redo);
+    else if (!bptt_grid_header_same_build(text, was, sizeof was))
+        rc = cli_error(1, CMD, "%s was written by bptt %s, not by this build "
+                       "(%s (git %s)); rerun its job with this build "
+                       "(--force) and merge again", path, was,
+                       PACKAGE_VERSION, BPTT_GIT_REVISION);
+    else {
+        const char *r = nl + 1, *end = text + len;
+        const char *e = memchr(r, '\n', (size_t)(end - r));
+        if (!e || e + 1 != end)
+            snprintf(why, sizeof why, "%s", !e ? "its record is cut short "
+                     "or missing" : "more than one record");
+        else if (sweep_record_check(s, r, (size_t)(e - r), k, &got, why,
+                                    sizeof why) == 0)
+            why[0] = '\0';
+        if (why[0])
+            rc = cli_error(EXIT_USAGE, CMD, "%s is not point %zu's part of "
+                           "this sweep (%s); %s", path, k, why, redo);
+        else {
+            *rec = sweep_cat(r, "");
+            if (header) {
+                *nl = '\0';
+                *header = sweep_cat(text, "\n");
+            }
+        }
+    }
+    free(text);
+    return rc;
+}
+
 typedef struct {
     char *line;
 } one_record;
@@ -65,20 +124,15 @@ int sweep_only(const sweep *s)
         rc = cli_error(1, CMD, "cannot make %s: %s", dir, strerror(errno));
         goto out;
     }
-    if (!s->force && access(path, F_OK) == 0) {
-        size_t len;
-        char *text = sweep_read_file(path, &len);
-        char other[17] = "";
-        const int m = text ? bptt_grid_header_matches(&s->g, text, other) : -1;
-        free(text);
-        if (m == 1)
-            fprintf(stderr, "bptt sweep: point %zu is done already (%s)\n", k,
-                    path);
-        else
-            rc = cli_error(EXIT_USAGE, CMD, "%s holds a point of another "
-                           "sweep (grid %s, this one is %s); remove %s, or "
-                           "give --force", path, other, s->g.hash, dir);
-        goto out;
+    if (!s->force) {
+        char *rec = NULL;
+        rc = read_part(s, k, path, NULL, &rec);
+        free(rec);
+        if (rc == 0)
+            cli_note(CMD, "point %zu is done already (%s)", k, path);
+        if (rc != SWEEP_MISSING_OK)
+            goto out;
+        rc = 0;
     }
     sweep_catch_signals();
     one_record r = {NULL};
@@ -115,9 +169,10 @@ int sweep_merge(const sweep *s)
     size_t n_missing = 0, first_missing = 0;
     for (size_t k = 0; k < s->g.n_points && rc == 0; k++) {
         char *path = part_path(s, k);
-        size_t len;
-        char *text = sweep_read_file(path, &len);
-        if (!text) {
+        rc = read_part(s, k, path, header ? NULL : &header, &rec[k]);
+        free(path);
+        if (rc == SWEEP_MISSING_OK) {
+            rc = 0;
             if (n_missing == 0)
                 first_missing = k;
             if (n_missing < 20)
@@ -126,41 +181,7 @@ int sweep_merge(const sweep *s)
             else if (n_missing == 20)
                 bptt_strbuf_puts(&missing, ", ...");
             n_missing++;
-            free(path);
-            continue;
         }
-        char other[17] = "";
-        char *nl = memchr(text, '\n', len);
-        const int m = bptt_grid_header_matches(&s->g, text, other);
-        if (m != 1 || !nl || bptt_record_point(nl + 1) != (int64_t)k ||
-            text[len - 1] != '\n' || memchr(nl + 1, '\n', len - 1 -
-                                            (size_t)(nl + 1 - text))) {
-            rc = cli_error(m == 0 ? EXIT_USAGE : 1, CMD, m == 0
-                           ? "%s holds a point of another sweep (grid %s); "
-                             "remove it and run its job again"
-                           : "%s is not a part of this sweep%s; remove it and "
-                             "run its job again",
-                           path, m == 0 ? other : "");
-        } else {
-            char was[200];
-            if (!bptt_grid_header_same_build(text, was, sizeof was)) {
-                rc = cli_error(1, CMD, "%s was written by bptt %s, not by "
-                               "this build (%s (git %s)); rerun its job with "
-                               "this build (--force) and merge again", path,
-                               was, PACKAGE_VERSION, BPTT_GIT_REVISION);
-                free(text);
-                free(path);
-                break;
-            }
-            if (!header) {
-                nl[0] = '\0';
-                header = sweep_cat(text, "\n");
-                nl[0] = '\n';
-            }
-            rec[k] = sweep_cat(nl + 1, "");
-        }
-        free(text);
-        free(path);
     }
     if (rc == 0 && n_missing)
         rc = cli_error(1, CMD, "--merge: %zu of %zu points are missing from "
@@ -173,6 +194,84 @@ int sweep_merge(const sweep *s)
     free(header);
     sweep_free_records(rec, s->g.n_points);
     return rc;
+}
+
+/* The first byte of v that a line of a shell script cannot hold as it
+ * is (a control byte: newline, carriage return, tab, escape..., DEL), or
+ * NULL. */
+static const char *control_byte(const char *v)
+{
+    for (; *v; v++)
+        if ((unsigned char)*v < 0x20 || (unsigned char)*v == 0x7f)
+            return v;
+    return NULL;
+}
+
+static int refuse_value(const char *what, const char *v, const char *fix)
+{
+    const char *c = control_byte(v);
+    if (!c)
+        return 0;
+    return cli_error(EXIT_USAGE, CMD, "--jobs: %s '%s' holds the control "
+                     "byte 0x%02x, which a shell running the job list would "
+                     "take for the end of a command; %s", what, v,
+                     (unsigned char)*c, fix);
+}
+
+/* st is the file path names (when it exists). */
+static int same_file(const struct stat *st, const char *path)
+{
+    struct stat o;
+    return path && stat(path, &o) == 0 && o.st_dev == st->st_dev &&
+           o.st_ino == st->st_ino;
+}
+
+int sweep_jobs_check(const sweep *s)
+{
+    static const char fix[] = "give a value without control bytes";
+    int rc = 0;
+    for (int k = 0; k < BPTT_GRID_KEYS && rc == 0; k++)
+        if (s->g.text[k]) {
+            char what[200];
+            snprintf(what, sizeof what, "%s%s value",
+                     s->g.label[k] ? s->g.label[k] : "the",
+                     s->g.label[k] ? "" : " setting");
+            rc = refuse_value(what, s->g.text[k], fix);
+        }
+    if (rc)
+        return rc;
+    char exe[PATH_MAX], cwd[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n < 0)
+        return cli_error(1, CMD, "cannot find the bptt binary: %s",
+                         strerror(errno));
+    exe[n] = '\0';
+    if (!getcwd(cwd, sizeof cwd))
+        return cli_error(1, CMD, "cannot read the working directory: %s",
+                         strerror(errno));
+    if ((rc = refuse_value("the working directory", cwd, "run it from a "
+                           "directory whose path has none")) != 0 ||
+        (rc = refuse_value("the bptt binary's path", exe, "run a bptt "
+                           "whose path has none")) != 0)
+        return rc;
+    struct stat st;
+    if (stat(s->jobs_file, &st) != 0)
+        return 0;
+    if (!s->force)
+        return cli_error(EXIT_USAGE, CMD, "--jobs: %s exists; give another "
+                         "name, or --force to replace it", s->jobs_file);
+    char *partial = sweep_cat(s->out, ".partial");
+    const char *what = same_file(&st, s->config)    ? "the --config file"
+                       : same_file(&st, s->out)     ? "the --out file"
+                       : same_file(&st, partial)    ? "the sweep's partial file"
+                       : same_file(&st, "/proc/self/exe") ? "the bptt binary"
+                                                          : NULL;
+    free(partial);
+    if (what)
+        return cli_error(EXIT_USAGE, CMD, "--jobs: %s is %s; --force "
+                         "replaces only an old job list: give the job list "
+                         "another name", s->jobs_file, what);
+    return 0;
 }
 
 /* The job list: a header of comments, the merge command, then one
@@ -222,10 +321,12 @@ int sweep_jobs(const sweep *s)
               base.p);
     for (size_t k = 0; k < s->g.n_points; k++)
         bptt_strbuf_printf(&b, "%s --only %zu\n", base.p, k);
-    const int rc = sweep_write_atomic(s->jobs_file, b.p, b.n);
+    const int rc = b.failed || base.failed
+                       ? cli_error(1, CMD, "out of memory")
+                       : sweep_write_new(s->jobs_file, b.p, b.n, s->force);
     if (rc == 0 && isatty(2))
-        fprintf(stderr, "bptt sweep: wrote %zu jobs to %s; merge with: %s "
-                "--merge\n", s->g.n_points, s->jobs_file, base.p);
+        cli_note(CMD, "wrote %zu jobs to %s; merge with: %s --merge",
+                 s->g.n_points, s->jobs_file, base.p);
     bptt_strbuf_free(&b);
     bptt_strbuf_free(&base);
     return rc;

@@ -1,7 +1,7 @@
 /* sweep_file.c: the direct sweep of `bptt sweep` (no --only, --merge or
  * --jobs): FILE.partial, one line a finished point (one write, then
  * fsync), locked while in use and resumed by a rerun; the progress line;
- * FILE written whole (temporary file, fsync, rename) at the end.  And the
+ * FILE written whole (temporary file, fsync, link) at the end.  And the
  * file helpers the other sweep files share. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include "config.h"
 #include "git-revision.h"
 
+#include "io/readback.h"
 #include "records.h"
 #include "sweep.h"
 
@@ -89,39 +90,6 @@ int sweep_write_all(int fd, const char *buf, size_t n)
     return 0;
 }
 
-/* The whole file into a NUL-terminated buffer; NULL with errno set. */
-static char *read_file_fd(int fd, size_t *len)
-{
-    bptt_strbuf b = {0};
-    char chunk[65536];
-    for (;;) {
-        const ssize_t r = read(fd, chunk, sizeof chunk);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            free(b.p);
-            return NULL;
-        }
-        if (r == 0)
-            break;
-        bptt_strbuf_add(&b, chunk, (size_t)r);
-    }
-    *len = b.n;
-    return sweep_take(&b);
-}
-
-char *sweep_read_file(const char *path, size_t *len)
-{
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    char *s = read_file_fd(fd, len);
-    const int e = errno;
-    close(fd);
-    errno = e;
-    return s;
-}
-
 /* fsync of the directory holding path, so that a rename in it lasts. */
 void sweep_sync_dir(const char *path)
 {
@@ -142,25 +110,71 @@ void sweep_sync_dir(const char *path)
     free(d);
 }
 
+/* text into a new path.tmp.PID (one left by a killed process of the same
+ * pid is removed first: never written through), fsynced: 0 with *tmp set,
+ * or errno. */
+static int write_temp(const char *path, const char *text, size_t n,
+                      bptt_strbuf *tmp)
+{
+    bptt_strbuf_printf(tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (tmp->failed)
+        return ENOMEM;
+    int fd = open(tmp->p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST && unlink(tmp->p) == 0)
+        fd = open(tmp->p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return errno;
+    int err = sweep_write_all(fd, text, n);
+    if (!err && fsync(fd) != 0)
+        err = errno;
+    if (close(fd) != 0 && !err)
+        err = errno;
+    if (err)
+        unlink(tmp->p);
+    return err;
+}
+
 /* Writes text to path.tmp.PID, fsyncs it and renames it to path: 0, or the
  * error printed and 1. */
 int sweep_write_atomic(const char *path, const char *text, size_t n)
 {
     bptt_strbuf tmp = {0};
-    bptt_strbuf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid());
-    const int fd = open(tmp.p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    int err = fd < 0 ? errno : sweep_write_all(fd, text, n);
-    if (fd >= 0) {
-        if (!err && fsync(fd) != 0)
-            err = errno;
-        if (close(fd) != 0 && !err)
-            err = errno;
-        if (!err && rename(tmp.p, path) != 0)
-            err = errno;
-        if (err)
-            unlink(tmp.p);
+    int err = write_temp(path, text, n, &tmp);
+    if (!err && rename(tmp.p, path) != 0) {
+        err = errno;
+        unlink(tmp.p);
     }
     bptt_strbuf_free(&tmp);
+    if (err)
+        return cli_error(1, CMD, "cannot write %s: %s", path, strerror(err));
+    sweep_sync_dir(path);
+    return 0;
+}
+
+int sweep_write_new(const char *path, const char *text, size_t n, int force)
+{
+    if (force)
+        return sweep_write_atomic(path, text, n);
+    bptt_strbuf tmp = {0};
+    int err = write_temp(path, text, n, &tmp);
+    if (!err) {
+        /* link, unlike rename, fails when path exists */
+        struct stat sb;
+        if (link(tmp.p, path) != 0) {
+            err = errno;
+            /* a file system without hard links: the check and the rename
+             * are two steps there */
+            if ((err == EPERM || err == ENOTSUP || err == EOPNOTSUPP ||
+                 err == EMLINK) && lstat(path, &sb) != 0 && errno == ENOENT)
+                err = rename(tmp.p, path) == 0 ? 0 : errno;
+        }
+        unlink(tmp.p);
+    }
+    bptt_strbuf_free(&tmp);
+    if (err == EEXIST)
+        return cli_error(EXIT_USAGE, CMD, "%s exists (it appeared while this "
+                         "was written); give another name, or --force to "
+                         "replace it", path);
     if (err)
         return cli_error(1, CMD, "cannot write %s: %s", path, strerror(err));
     sweep_sync_dir(path);
@@ -189,10 +203,40 @@ int sweep_write_result(const sweep *s, const char *header, char **rec)
     }
     if (rc == 0 && b.failed)
         rc = cli_error(1, CMD, "out of memory");
+    /* FILE was absent when the sweep began (or --force): one that
+     * appeared since is not replaced */
     if (rc == 0)
-        rc = sweep_write_atomic(s->out, b.p, b.n);
+        rc = sweep_write_new(s->out, b.p, b.n, s->force);
     bptt_strbuf_free(&b);
     return rc;
+}
+
+/* A FILE.partial left beside a complete FILE (a sweep killed between its
+ * rename and its unlink) is removed, but only with its lock held (no
+ * sweep is writing it: a --force one may be) and only if it is a file of
+ * this grid. */
+static void drop_stale_partial(const sweep *s)
+{
+    char *partial = sweep_cat(s->out, ".partial");
+    const int fd = open(partial, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    struct stat a, b;
+    if (fd >= 0 && fcntl(fd, F_SETLK, &lk) == 0 && fstat(fd, &a) == 0 &&
+        S_ISREG(a.st_mode) && stat(partial, &b) == 0 &&
+        a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+        char *text = NULL;
+        size_t len;
+        int err;
+        char other[17] = "";
+        if (bptt_readback(partial, fd, sweep_file_cap(s), &text, &len, &err,
+                          NULL) == BPTT_READBACK_OK &&
+            bptt_grid_header_matches(&s->g, text, other) == 1)
+            unlink(partial);
+        free(text);
+    }
+    if (fd >= 0)
+        close(fd);
+    free(partial);
 }
 
 /* Whether FILE is done: 0 to go on, or the exit code (0 included) with
@@ -200,32 +244,37 @@ int sweep_write_result(const sweep *s, const char *header, char **rec)
 int sweep_check_done(const sweep *s, int *stop)
 {
     *stop = 0;
-    if (s->force || access(s->out, F_OK) != 0)
+    struct stat sb;
+    if (s->force || stat(s->out, &sb) != 0)
         return 0;
     *stop = 1;
-    FILE *f = fopen(s->out, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    const int got = f && getline(&line, &cap, f) > 0;
-    if (f)
-        fclose(f);
+    char *text;
+    size_t len;
+    int rc = sweep_readback(NULL, s->out, -1, sweep_file_cap(s), 1,
+                            "give another --out, or --force to replace it",
+                            &text, &len);
+    if (rc)
+        return rc;
     char other[17] = "";
-    const int m = got ? bptt_grid_header_matches(&s->g, line, other) : -1;
-    free(line);
+    const int m = len ? bptt_grid_header_matches(&s->g, text, other) : -1;
     if (m == 1) {
-        /* a sweep killed between its rename and its unlink leaves this */
-        char *partial = sweep_cat(s->out, ".partial");
-        size_t len;
-        char *text = sweep_read_file(partial, &len);
-        if (text && bptt_grid_header_matches(&s->g, text, other) == 1)
-            unlink(partial);
-        free(text);
-        free(partial);
-        fprintf(stderr, "bptt sweep: %s is complete (%zu points of this "
-                "grid); nothing to do (--force recomputes it)\n", s->out,
-                s->g.n_points);
+        size_t got;
+        char why[300];
+        if (sweep_whole_file(s, text, len, &got, why, sizeof why) != 0)
+            rc = cli_error(EXIT_USAGE, CMD, "%s holds %zu of %zu records of "
+                           "this grid (%s): it is not a finished sweep; "
+                           "--force recomputes it", s->out, got,
+                           s->g.n_points, why);
+    }
+    free(text);
+    if (m == 1 && rc == 0) {
+        drop_stale_partial(s);
+        cli_note(CMD, "%s is complete (%zu points of this grid); nothing to "
+                 "do (--force recomputes it)", s->out, s->g.n_points);
         return 0;
     }
+    if (m == 1)
+        return rc;
     if (m == 0)
         return cli_error(EXIT_USAGE, CMD, "%s holds another sweep (grid %s, "
                          "this one is %s); give another --out, or --force to "
@@ -301,46 +350,144 @@ static int sink_partial(void *ctx, size_t point, const char *line, size_t len)
     return 0;
 }
 
-/* Opens FILE.partial (creating it with a header) and locks it; reads the
- * records there into d->rec, dropping a trailing incomplete line.  *header
- * gets the header line. */
-static int open_partial(const sweep *s, const char *path, direct *d,
-                        char **header)
+/* The lock of FILE.partial on fd: 0; 1 when it must be tried again (the
+ * lock was let go between the two calls); or the error printed and 1
+ * with *rc set. */
+static int lock_partial(int fd, const char *path, int *rc)
 {
-    if (s->force)
-        unlink(path);
-    for (int attempt = 0; attempt < 2; attempt++) {
-        d->fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
-        if (d->fd < 0 && errno == ENOENT) {
-            char *h = sweep_header(s);
-            int rc = sweep_write_atomic(path, h, strlen(h));
-            free(h);
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_SETLK, &lk) == 0)
+        return 0;
+    if (errno != EACCES && errno != EAGAIN) {
+        *rc = cli_error(1, CMD, "cannot lock %s: %s", path, strerror(errno));
+        return 1;
+    }
+    struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_GETLK, &who) == 0 && who.l_type == F_UNLCK)
+        return 1; /* let go meanwhile */
+    *rc = cli_error(1, CMD, "another bptt sweep (pid %ld) is writing %s; "
+                    "wait for it, or stop it first (even --force does not "
+                    "take over a running sweep)", (long)who.l_pid, path);
+    return 1;
+}
+
+/* The records after the header of FILE.partial (text[0..len), the header
+ * ending at nl) into d->rec, each checked whole against the grid; a last
+ * line without its newline (a sweep killed while writing it) is dropped:
+ * *keep gets the length to keep.  0, or the error printed and its code. */
+static int partial_records(const sweep *s, const char *path, direct *d,
+                           char *text, size_t len, char *nl, size_t *keep)
+{
+    size_t lineno = 1;
+    *keep = (size_t)(nl + 1 - text);
+    for (char *p = nl + 1; p < text + len;) {
+        char *e = memchr(p, '\n', (size_t)(text + len - p));
+        if (!e)
+            break; /* a line cut short: dropped */
+        lineno++;
+        size_t k;
+        char why[300];
+        if (sweep_record_check(s, p, (size_t)(e - p), SIZE_MAX, &k, why,
+                               sizeof why) != 0)
+            return cli_error(EXIT_USAGE, CMD, "%s:%zu is not a record of this "
+                             "sweep (%s); remove the file, or give --force "
+                             "to start over", path, lineno, why);
+        if (sweep_keep_record(d->rec, k, p, (size_t)(e - p)) != 0)
+            return cli_error(EXIT_USAGE, CMD, "%s:%zu is a second record of "
+                             "point %zu, not the same as the first; remove "
+                             "the file, or give --force to start over", path,
+                             lineno, k);
+        p = e + 1;
+        *keep = (size_t)(p - text);
+    }
+    return 0;
+}
+
+/* Opens FILE.partial (creating it) and locks it, whatever the timing of
+ * other sweeps: the file is opened with O_CREAT (never replaced by a
+ * rename), locked, and kept only if the path still names the inode locked
+ * (a sweep that finished meanwhile removed it: open again).  With the
+ * lock held: --force empties it; an empty file, or one cut short inside
+ * its header, gets the header; a FILE that appeared meanwhile (a sweep
+ * finished it) ends this one (*done, rc its verdict); else the records
+ * there are read into d->rec.  *header gets the header line. */
+static int open_partial(const sweep *s, const char *path, direct *d,
+                        char **header, int *done)
+{
+    int rc = 0, emptied = !s->force;
+    *done = 0;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        d->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC |
+                     O_NOCTTY | O_NONBLOCK, 0666);
+        if (d->fd < 0)
+            return errno == EISDIR
+                       ? cli_error(EXIT_USAGE, CMD, "%s is a directory, not "
+                                   "a file; remove it (a sweep keeps its "
+                                   "progress there)", path)
+                       : cli_error(1, CMD, "cannot open %s: %s", path,
+                                   strerror(errno));
+        struct stat got, now;
+        if (fstat(d->fd, &got) != 0 || !S_ISREG(got.st_mode))
+            return cli_error(EXIT_USAGE, CMD, "%s is %s; remove it (a sweep "
+                             "keeps its progress there)", path,
+                             sweep_file_kind(path, d->fd));
+        const int fl = fcntl(d->fd, F_GETFL);
+        if (fl >= 0)
+            fcntl(d->fd, F_SETFL, fl & ~O_NONBLOCK);
+        if (lock_partial(d->fd, path, &rc)) {
             if (rc)
                 return rc;
+            close(d->fd);
+            d->fd = -1;
             continue;
         }
-        if (d->fd < 0)
-            return cli_error(1, CMD, "cannot open %s: %s", path,
-                             strerror(errno));
-        struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-        if (fcntl(d->fd, F_SETLK, &lk) != 0) {
-            struct flock who = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-            fcntl(d->fd, F_GETLK, &who);
-            return cli_error(1, CMD, "another bptt sweep (pid %ld) is writing "
-                             "%s; wait for it, or stop it first",
-                             (long)who.l_pid, path);
+        if (stat(path, &now) != 0 || now.st_ino != got.st_ino ||
+            now.st_dev != got.st_dev) {
+            close(d->fd); /* removed or replaced since it was opened */
+            d->fd = -1;
+            continue;
         }
+        if (!s->force && access(s->out, F_OK) == 0) {
+            /* a sweep finished FILE while this one waited for the lock */
+            if (got.st_size == 0)
+                unlink(path);
+            close(d->fd);
+            d->fd = -1;
+            *done = 1;
+            int stop;
+            return sweep_check_done(s, &stop);
+        }
+        if (!emptied) {
+            if (ftruncate(d->fd, 0) != 0)
+                return cli_error(1, CMD, "cannot empty %s: %s", path,
+                                 strerror(errno));
+            emptied = 1;
+        }
+        char *text;
         size_t len;
-        char *text = read_file_fd(d->fd, &len);
-        if (!text)
+        if (lseek(d->fd, 0, SEEK_SET) < 0)
             return cli_error(1, CMD, "cannot read %s: %s", path,
                              strerror(errno));
+        if ((rc = sweep_readback(NULL, path, d->fd, sweep_file_cap(s), 1,
+                                 "remove it, or give --force to start over",
+                                 &text, &len)) != 0)
+            return rc;
         char *nl = memchr(text, '\n', len);
-        if (!nl) { /* not even a header: start it again */
+        if (!nl) { /* new, or not even a header: start it again */
             free(text);
-            close(d->fd);
-            unlink(path);
-            continue;
+            char *h = sweep_header(s);
+            int e = ftruncate(d->fd, 0) != 0 ? errno : 0;
+            if (!e)
+                e = sweep_write_all(d->fd, h, strlen(h));
+            if (!e && fsync(d->fd) != 0)
+                e = errno;
+            if (e) {
+                free(h);
+                return cli_error(1, CMD, "cannot write %s: %s", path,
+                                 strerror(e));
+            }
+            *header = h;
+            return 0;
         }
         *nl = '\0';
         char other[17] = "";
@@ -366,32 +513,18 @@ static int open_partial(const sweep *s, const char *path, direct *d,
                              BPTT_GIT_REVISION);
         }
         *header = sweep_cat(text, "\n");
-        size_t keep = (size_t)(nl + 1 - text), lineno = 1;
-        for (char *p = nl + 1; p < text + len;) {
-            char *e = memchr(p, '\n', (size_t)(text + len - p));
-            if (!e)
-                break; /* a line cut short: dropped */
-            *e = '\0';
-            lineno++;
-            const int64_t k = bptt_record_point(p);
-            if (k < 0 || (size_t)k >= s->g.n_points) {
-                free(text);
-                return cli_error(1, CMD, "%s:%zu is not a record of this "
-                                 "sweep; remove the file (or --force) to "
-                                 "start over", path, lineno);
-            }
-            if (!d->rec[k])
-                d->rec[k] = sweep_cat(p, "\n");
-            p = e + 1;
-            keep = (size_t)(p - text);
-        }
+        size_t keep;
+        rc = partial_records(s, path, d, text, len, nl, &keep);
         free(text);
+        if (rc)
+            return rc;
         if (keep < len && ftruncate(d->fd, (off_t)keep) != 0)
             return cli_error(1, CMD, "cannot truncate %s: %s", path,
                              strerror(errno));
         return 0;
     }
-    return cli_error(1, CMD, "cannot create %s", path);
+    return cli_error(1, CMD, "cannot lock %s: it keeps being removed or "
+                     "replaced", path);
 }
 
 void sweep_free_records(char **rec, size_t n)
@@ -415,7 +548,9 @@ int sweep_direct(const sweep *s)
     memset(d.rec, 0, s->g.n_points * sizeof *d.rec);
     char *header = NULL;
     size_t *todo = NULL, n_todo = 0;
-    if ((rc = open_partial(s, partial, &d, &header)) != 0)
+    int finished;
+    if ((rc = open_partial(s, partial, &d, &header, &finished)) != 0 ||
+        finished)
         goto out;
 
     todo = sweep_alloc(s->g.n_points * sizeof *todo);
@@ -455,8 +590,7 @@ int sweep_direct(const sweep *s)
     unlink(partial);
     sweep_sync_dir(partial);
     if (d.prog.on)
-        fprintf(stderr, "bptt sweep: wrote %s (%zu points)\n", s->out,
-                s->g.n_points);
+        cli_note(CMD, "wrote %s (%zu points)", s->out, s->g.n_points);
 out:
     if (d.fd >= 0)
         close(d.fd);

@@ -1,0 +1,278 @@
+# Chapter 3, what `bptt sweep` reads back: FILE.partial when it resumes,
+# the parts of --merge and --only, a finished FILE, its --config file.
+# Every record is parsed whole and checked against the grid (its point,
+# its coordinates, the fields of its mode) before it is kept; a bad one is
+# refused on one line naming the file and line, and nothing is written.
+# Only a last line without its newline (a sweep killed while writing it)
+# is dropped silently.  Files that are not regular files, are too big, or
+# hold NUL or control bytes (the config) are refused at once.
+export SOURCE_DATE_EPOCH=1
+G="--strategy msm,hsm --length 10,20 --alpha 2 --memory 50%"
+"$BPTT" sweep $G --out ref.jsonl </dev/null >/dev/null 2>&1 || true
+"$BPTT" sweep $G --out ref.csv </dev/null >/dev/null 2>&1 || true
+"$BPTT" sweep --strategy msm,hsm --length 30,40 --alpha 2 --memory 50% \
+    --out other.jsonl </dev/null >/dev/null 2>&1 || true
+
+# partial N: k.jsonl.partial holding the header and N records (a sweep
+# killed after N points), no k.jsonl.
+partial() {
+    rm -f k.jsonl k.jsonl.partial
+    BPTT_SWEEP_DIE_AFTER=$1 "$BPTT" sweep $G --out k.jsonl </dev/null \
+        >/dev/null 2>&1 || true
+    [ -s k.jsonl.partial ] && [ ! -e k.jsonl ]
+}
+
+# refused_resume LINE: the resume exits 2 with one line naming
+# k.jsonl.partial:LINE, writes no k.jsonl and leaves the partial file.
+refused_resume() {
+    cp k.jsonl.partial k.before
+    hrun "$BPTT" sweep $G --out k.jsonl
+    expect_refusal 2 || return 0
+    grep -qF "k.jsonl.partial:$1 " err || { hfail "the line does not name k.jsonl.partial:$1: $(shown err)"; return 0; }
+    grep -qF -- "--force" err || { hfail "the line does not say --force: $(shown err)"; return 0; }
+    [ ! -e k.jsonl ] || { hfail "k.jsonl was written"; return 0; }
+    cmp -s k.jsonl.partial k.before || { hfail "the partial file was changed"; return 0; }
+    hpass
+}
+
+# resumed: the resume exits 0 and k.jsonl equals an uninterrupted sweep's.
+resumed() {
+    hrun "$BPTT" sweep $G --out k.jsonl "$@"
+    [ "$hrc" -eq 0 ] || { hfail "exit $hrc: $(shown err)"; return 0; }
+    cmp -s k.jsonl ref.jsonl || { hfail "k.jsonl differs from ref.jsonl"; return 0; }
+    [ ! -e k.jsonl.partial ] || { hfail "the partial file is left"; return 0; }
+    hpass
+}
+
+# set_line N TEXT: line N of k.jsonl.partial replaced by TEXT.
+set_line() {
+    awk -v n="$1" -v t="$2" 'NR == n { print t; next } { print }' \
+        k.jsonl.partial >k.new && mv k.new k.jsonl.partial
+}
+
+hcase "resume refuses a corrupted middle line of FILE.partial (JSON cut inside)"
+if partial 3; then
+    set_line 3 "$(sed -n 3p k.jsonl.partial | sed 's/"forward_ops":[0-9]*/"forward_ops":/')"
+    refused_resume 3
+else hfail "no partial file"; fi
+
+hcase "resume refuses a record of another sweep's grid in FILE.partial"
+if partial 3; then
+    set_line 2 "$(sed -n 2p other.jsonl)"
+    refused_resume 2
+else hfail "no partial file"; fi
+
+hcase "resume refuses a record whose point is not in the grid"
+if partial 3; then
+    set_line 4 "$(sed -n 2p ref.jsonl | sed 's/^{"point":0,/{"point":9,/')"
+    refused_resume 4
+else hfail "no partial file"; fi
+
+hcase "resume refuses a record that lacks the fields plan mode writes"
+if partial 3; then
+    set_line 3 '{"point":1,"memory_spec":"50%","strategy":"msm","length":20,"alpha":2}'
+    refused_resume 3
+else hfail "no partial file"; fi
+
+hcase "resume refuses a record whose memory_spec is not its point's"
+if partial 3; then
+    set_line 3 "$(sed -n 3p ref.jsonl | sed 's/"memory_spec":"50%"/"memory_spec":"5%"/')"
+    refused_resume 3
+else hfail "no partial file"; fi
+
+hcase "resume refuses text after a record's object on its line"
+if partial 3; then
+    set_line 2 "$(sed -n 2p ref.jsonl) x"
+    refused_resume 2
+else hfail "no partial file"; fi
+
+hcase "resume refuses two different records of one point"
+if partial 3; then
+    sed -n 2p ref.jsonl | sed 's/"actions":\([0-9]*\)/"actions":1\1/' >>k.jsonl.partial
+    refused_resume 5
+else hfail "no partial file"; fi
+
+hcase "resume keeps one of two equal records of one point"
+if partial 3; then
+    sed -n 2p k.jsonl.partial >>k.jsonl.partial
+    resumed
+else hfail "no partial file"; fi
+
+hcase "resume drops a last line cut short (a kill while writing it)"
+if partial 3; then
+    sed -n 2p ref.jsonl | head -c 40 >>k.jsonl.partial
+    resumed
+else hfail "no partial file"; fi
+
+hcase "resume with --force starts over past a corrupted FILE.partial"
+if partial 3; then
+    set_line 3 'garbage'
+    resumed --force
+else hfail "no partial file"; fi
+
+hcase "resume refuses a FILE.partial that is a directory, as a directory"
+rm -rf k.jsonl k.jsonl.partial
+mkdir k.jsonl.partial
+hrun "$BPTT" sweep $G --out k.jsonl
+expect_refusal 2 && { grep -q "directory" err || hfail "$(shown err)"; } &&
+    [ ! -e k.jsonl ] && hpass
+[ -z "$h_name" ] || hfail "k.jsonl was written"
+rmdir k.jsonl.partial
+
+hcase "resume refuses a FILE.partial that is a FIFO, at once"
+mkfifo k.jsonl.partial
+hrun -t 5 "$BPTT" sweep $G --out k.jsonl
+expect_refusal 2 && [ ! -e k.jsonl ] && hpass
+[ -z "$h_name" ] || hfail "k.jsonl was written"
+rm -f k.jsonl.partial
+
+# ---- a finished FILE -----------------------------------------------------
+
+# refused_file FILE: a rerun exits 2 with one line saying how many
+# records FILE holds and that --force recomputes it; FILE is left as it
+# was; --force then makes it whole.
+refused_file() {
+    cp "$1" f.before
+    hrun "$BPTT" sweep $G --out "$1"
+    expect_refusal 2 || return 0
+    grep -q "holds [0-9]* of 4 records" err || { hfail "no count: $(shown err)"; return 0; }
+    grep -qF -- "--force recomputes it" err || { hfail "no --force: $(shown err)"; return 0; }
+    cmp -s "$1" f.before || { hfail "$1 was changed"; return 0; }
+    hrun "$BPTT" sweep $G --out "$1" --force
+    [ "$hrc" -eq 0 ] || { hfail "--force: exit $hrc: $(shown err)"; return 0; }
+    cmp -s "$1" "ref.${1##*.}" || { hfail "--force did not make it whole"; return 0; }
+    hpass
+}
+
+hcase "a FILE cut down to its header is not called complete"
+head -n 1 ref.jsonl >f.jsonl
+refused_file f.jsonl
+
+hcase "a FILE without its last record is not called complete"
+head -n 4 ref.jsonl >f.jsonl
+refused_file f.jsonl
+
+hcase "a FILE whose last line is cut short is not called complete"
+head -c -10 ref.jsonl >f.jsonl
+refused_file f.jsonl
+
+hcase "a FILE with a corrupted middle record is not called complete"
+sed '3s/"strategy":"msm"/"strategy":"hsm"/' ref.jsonl >f.jsonl
+refused_file f.jsonl
+
+hcase "a FILE with records out of order is not called complete"
+{ sed -n 1p ref.jsonl; sed -n 3p ref.jsonl; sed -n 2p ref.jsonl; sed -n '4,$p' ref.jsonl; } >f.jsonl
+refused_file f.jsonl
+
+hcase "a FILE with a line more than the grid's points is not called complete"
+{ cat ref.jsonl; sed -n 2p ref.jsonl; } >f.jsonl
+refused_file f.jsonl
+
+hcase "a csv FILE without its last rows is not called complete"
+head -n 3 ref.csv >f.csv
+refused_file f.csv
+
+hcase "a csv FILE cut down to its header line is not called complete"
+head -n 1 ref.csv >f.csv
+refused_file f.csv
+
+hcase "a complete FILE is still called complete"
+cp ref.jsonl f.jsonl
+hrun "$BPTT" sweep $G --out f.jsonl
+[ "$hrc" -eq 0 ] && grep -q "is complete" err && cmp -s f.jsonl ref.jsonl && hpass
+[ -z "$h_name" ] || hfail "exit $hrc: $(shown err)"
+
+# ---- parts: --merge and --only ------------------------------------------
+
+# parts: m.jsonl.parts holding every point's part
+parts() {
+    rm -rf m.jsonl m.jsonl.parts
+    for k in 0 1 2 3; do
+        "$BPTT" sweep $G --out m.jsonl --only $k </dev/null >/dev/null 2>&1 ||
+            return 1
+    done
+}
+
+# refused_merge PART: --merge exits 2, one line naming PART, no m.jsonl
+refused_merge() {
+    hrun "$BPTT" sweep $G --out m.jsonl --merge
+    expect_refusal 2 || return 0
+    grep -qF "$1" err || { hfail "the line does not name $1: $(shown err)"; return 0; }
+    [ ! -e m.jsonl ] || { hfail "m.jsonl was written"; return 0; }
+    hpass
+}
+
+hcase "--merge refuses a part holding another point's record"
+if parts; then
+    cp m.jsonl.parts/1.jsonl m.jsonl.parts/2.jsonl
+    refused_merge m.jsonl.parts/2.jsonl
+else hfail "no parts"; fi
+
+hcase "--merge refuses a part whose record is corrupted"
+if parts; then
+    sed -i '2s/"peak_slots":[0-9]*,//' m.jsonl.parts/3.jsonl
+    refused_merge m.jsonl.parts/3.jsonl
+else hfail "no parts"; fi
+
+hcase "--merge refuses a part whose record is of another grid"
+if parts; then
+    { sed -n 1p m.jsonl.parts/0.jsonl; sed -n 2p other.jsonl; } >m.jsonl.parts/0.new
+    mv m.jsonl.parts/0.new m.jsonl.parts/0.jsonl
+    refused_merge m.jsonl.parts/0.jsonl
+else hfail "no parts"; fi
+
+hcase "--merge refuses a part that is a directory, as a directory"
+if parts; then
+    rm m.jsonl.parts/1.jsonl
+    mkdir m.jsonl.parts/1.jsonl
+    refused_merge "m.jsonl.parts/1.jsonl is a directory"
+else hfail "no parts"; fi
+
+hcase "--merge of whole parts equals a direct sweep"
+if parts; then
+    hrun "$BPTT" sweep $G --out m.jsonl --merge
+    [ "$hrc" -eq 0 ] && cmp -s m.jsonl ref.jsonl && hpass
+    [ -z "$h_name" ] || hfail "exit $hrc: $(shown err)"
+else hfail "no parts"; fi
+
+hcase "--only refuses an existing part whose record is corrupted (not 'done already')"
+if parts; then
+    sed -i '2s/}$/,/' m.jsonl.parts/2.jsonl
+    hrun "$BPTT" sweep $G --out m.jsonl --only 2
+    expect_refusal 2 && { grep -qF "m.jsonl.parts/2.jsonl" err || hfail "$(shown err)"; } && hpass
+else hfail "no parts"; fi
+
+# ---- --config ------------------------------------------------------------
+
+# refused_config FILE WORD: --config FILE exits 2 at once (5 s at most),
+# one line holding WORD
+refused_config() {
+    hrun -t 5 "$BPTT" sweep --config "$1" --out c.jsonl
+    expect_refusal 2 || return 0
+    grep -qF -- "$2" err || { hfail "no '$2': $(shown err)"; return 0; }
+    [ ! -e c.jsonl ] || { hfail "c.jsonl was written"; return 0; }
+    hpass
+}
+
+hcase "--config refuses a FIFO at once (no wait for a writer)"
+mkfifo fifo.conf
+refused_config fifo.conf "FIFO"
+
+hcase "--config refuses /dev/zero at once"
+refused_config /dev/zero "device"
+
+hcase "--config refuses a directory as a directory, not as an I/O error"
+mkdir dir.conf
+refused_config dir.conf "'dir.conf' is a directory"
+
+hcase "--config refuses a NUL byte, naming its line and column"
+printf 'length = 10\nmemory = 5\000%%\n' >nul.conf
+refused_config nul.conf "nul.conf:2:11"
+
+hcase "--config refuses a control byte, naming its line and column"
+printf 'length = 10\nstrategy = msm\033[2J\n' >esc.conf
+refused_config esc.conf "esc.conf:2:15"
+
+hcase "--config refuses a file over 1 MiB"
+{ echo "length = 10"; head -c 1100000 /dev/zero | tr '\0' '#'; echo; } >big.conf
+refused_config big.conf "more than 1048576 bytes"

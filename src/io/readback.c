@@ -32,7 +32,8 @@ int bptt_text_check(const char *text, size_t len, bptt_text_where *where)
 {
     for (size_t i = 0; i < len; i++) {
         const unsigned char c = (unsigned char)text[i];
-        if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+        const int crlf = c == '\r' && i + 1 < len && text[i + 1] == '\n';
+        if ((c < 0x20 && c != '\t' && c != '\n' && !crlf) || c == 0x7f) {
             bptt_text_place(text, i, where);
             return -1;
         }

@@ -11,8 +11,8 @@
  * at most max bytes of it and refuses it whole if it holds more, so the
  * time and memory spent are bounded by max; the text it returns is
  * NUL-terminated and holds no NUL.  bptt_text_check finds the first byte
- * that no bptt text file holds (NUL, a control byte other than tab and
- * newline, DEL) with its line and column, counted from 1.  Library code:
+ * that no bptt text file holds (NUL, a control byte other than tab,
+ * newline and the CR of a CRLF, DEL) with its line and column, counted from 1.  Library code:
  * no output, no exit.
  */
 #ifndef BPTT_READBACK_H
@@ -45,7 +45,8 @@ int bptt_readback(const char *path, int fd, size_t max, char **text,
                   size_t *len, int *err, bptt_text_where *where);
 
 /* 0 when text[0..len) holds only bytes a text file of bptt holds (tab,
- * newline, and 0x20 and up but DEL; bytes of 0x80 and up are left to the
+ * newline, a carriage return right before a newline (a file written on
+ * Windows), and 0x20 and up but DEL; bytes of 0x80 and up are left to the
  * parsers, which treat invalid UTF-8 as they document); else -1 with
  * *where (may be NULL) set to the first other byte. */
 int bptt_text_check(const char *text, size_t len, bptt_text_where *where);

@@ -276,3 +276,15 @@ refused_config esc.conf "esc.conf:2:15"
 hcase "--config refuses a file over 1 MiB"
 { echo "length = 10"; head -c 1100000 /dev/zero | tr '\0' '#'; echo; } >big.conf
 refused_config big.conf "more than 1048576 bytes"
+
+hcase "--config written on Windows (CRLF line ends) is read as its lines; a lone CR is refused"
+printf 'length = 100\r\nmemory = 5%%\r\nout = crlf.jsonl\r\n' >crlf.conf
+printf 'length = 100\rmemory = 5%%\n' >cr.conf
+hrc=0
+"$BPTT" sweep --config crlf.conf </dev/null >out 2>err || hrc=$?
+if [ "$hrc" -ne 0 ] || [ "$(wc -l <crlf.jsonl)" -ne 2 ]; then
+    hfail "CRLF: exit $hrc, $(shown err)"
+else
+    hrun "$BPTT" sweep --config cr.conf --out cr.jsonl
+    expect_refusal 2 && { grep -q 'cr.conf:1:13 holds the control byte 0x0d' err && hpass || hfail "$(shown err)"; }
+fi

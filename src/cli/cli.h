@@ -105,9 +105,10 @@ int cli_check_output(const char *cmd, const char *opt, const char *path,
 
 double cli_seconds(void); /* monotonic clock */
 
-/* What path is, for a message: "a directory", "a FIFO", "a device", "a
- * socket", "a regular file", "not there". */
-const char *cli_file_kind(const char *path);
+/* What path is (the open fd when >= 0), for a message: "a directory", "a
+ * FIFO (named pipe)", "a device", "a socket", "a regular file", "not
+ * there". */
+const char *cli_file_kind(const char *path, int fd);
 
 /* One record of `bptt plan`: the plan of one (strategy, length, alpha,
  * budget) as the validator counted it.  st is NULL for an infeasible budget

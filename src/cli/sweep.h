@@ -109,9 +109,6 @@ size_t sweep_file_cap(const sweep *s);
  * a file too big, a NUL with its line and column, each followed by hint,
  * what would work) and its exit code: code for a failed read, EXIT_USAGE
  * for the rest. */
-/* What path (or fd, when >= 0) is when it is not a regular file, for a
- * message: "a directory, not a file", "a FIFO (named pipe), not a file"... */
-const char *sweep_file_kind(const char *path, int fd);
 int sweep_readback(const char *opt, const char *path, int fd, size_t max,
                    int code, const char *hint, char **text, size_t *len);
 /* Whether line[0..len) (no newline) is a record of this grid: one flat

@@ -207,6 +207,21 @@ static const char *control_byte(const char *v)
     return NULL;
 }
 
+/* The bptt binary's path and the working directory, which every line of
+ * a job list names: 0, or the error and 1. */
+static int jobs_paths(char exe[PATH_MAX], char cwd[PATH_MAX])
+{
+    const ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+    if (n < 0)
+        return cli_error(1, CMD, "cannot find the bptt binary: %s",
+                         strerror(errno));
+    exe[n] = '\0';
+    if (!getcwd(cwd, PATH_MAX))
+        return cli_error(1, CMD, "cannot read the working directory: %s",
+                         strerror(errno));
+    return 0;
+}
+
 static int refuse_value(const char *what, const char *v, const char *fix)
 {
     const char *c = control_byte(v);
@@ -241,14 +256,8 @@ int sweep_jobs_check(const sweep *s)
     if (rc)
         return rc;
     char exe[PATH_MAX], cwd[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n < 0)
-        return cli_error(1, CMD, "cannot find the bptt binary: %s",
-                         strerror(errno));
-    exe[n] = '\0';
-    if (!getcwd(cwd, sizeof cwd))
-        return cli_error(1, CMD, "cannot read the working directory: %s",
-                         strerror(errno));
+    if ((rc = jobs_paths(exe, cwd)) != 0)
+        return rc;
     if ((rc = refuse_value("the working directory", cwd, "run it from a "
                            "directory whose path has none")) != 0 ||
         (rc = refuse_value("the bptt binary's path", exe, "run a bptt "
@@ -280,14 +289,9 @@ int sweep_jobs_check(const sweep *s)
 int sweep_jobs(const sweep *s)
 {
     char exe[PATH_MAX], cwd[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n < 0)
-        return cli_error(1, CMD, "cannot find the bptt binary: %s",
-                         strerror(errno));
-    exe[n] = '\0';
-    if (!getcwd(cwd, sizeof cwd))
-        return cli_error(1, CMD, "cannot read the working directory: %s",
-                         strerror(errno));
+    int rc = jobs_paths(exe, cwd);
+    if (rc != 0)
+        return rc;
     bptt_strbuf base = {0};
     bptt_strbuf_puts(&base, "cd ");
     shell_word(&base, cwd);
@@ -321,9 +325,9 @@ int sweep_jobs(const sweep *s)
               base.p);
     for (size_t k = 0; k < s->g.n_points; k++)
         bptt_strbuf_printf(&b, "%s --only %zu\n", base.p, k);
-    const int rc = b.failed || base.failed
-                       ? cli_error(1, CMD, "out of memory")
-                       : sweep_write_new(s->jobs_file, b.p, b.n, s->force);
+    rc = b.failed || base.failed
+             ? cli_error(1, CMD, "out of memory")
+             : sweep_write_new(s->jobs_file, b.p, b.n, s->force);
     if (rc == 0 && isatty(2))
         cli_note(CMD, "wrote %zu jobs to %s; merge with: %s --merge",
                  s->g.n_points, s->jobs_file, base.p);

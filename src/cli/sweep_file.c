@@ -428,9 +428,9 @@ static int open_partial(const sweep *s, const char *path, direct *d,
                                    strerror(errno));
         struct stat got, now;
         if (fstat(d->fd, &got) != 0 || !S_ISREG(got.st_mode))
-            return cli_error(EXIT_USAGE, CMD, "%s is %s; remove it (a sweep "
-                             "keeps its progress there)", path,
-                             sweep_file_kind(path, d->fd));
+            return cli_error(EXIT_USAGE, CMD, "%s is %s, not a file; remove "
+                             "it (a sweep keeps its progress there)", path,
+                             cli_file_kind(path, d->fd));
         const int fl = fcntl(d->fd, F_GETFL);
         if (fl >= 0)
             fcntl(d->fd, F_SETFL, fl & ~O_NONBLOCK);

@@ -26,22 +26,6 @@ size_t sweep_file_cap(const sweep *s)
     return SWEEP_HEADER_MAX + n * SWEEP_RECORD_MAX;
 }
 
-const char *sweep_file_kind(const char *path, int fd)
-{
-    struct stat sb;
-    if ((fd >= 0 ? fstat(fd, &sb) : stat(path, &sb)) != 0)
-        return "not a regular file";
-    if (S_ISDIR(sb.st_mode))
-        return "a directory, not a file";
-    if (S_ISFIFO(sb.st_mode))
-        return "a FIFO (named pipe), not a file";
-    if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode))
-        return "a device, not a file";
-    if (S_ISSOCK(sb.st_mode))
-        return "a socket, not a file";
-    return "not a regular file";
-}
-
 int sweep_readback(const char *opt, const char *path, int fd, size_t max,
                    int code, const char *hint, char **text, size_t *len)
 {
@@ -64,8 +48,8 @@ int sweep_readback(const char *opt, const char *path, int fd, size_t max,
         return cli_error(fail, CMD, "%scannot read %s%s%s (%s); %s", pre, q,
                          path, q, strerror(err), hint);
     case BPTT_READBACK_NOTFILE:
-        return cli_error(EXIT_USAGE, CMD, "%s%s%s%s is %s; %s", pre, q, path,
-                         q, sweep_file_kind(path, fd), hint);
+        return cli_error(EXIT_USAGE, CMD, "%s%s%s%s is %s, not a file; %s",
+                         pre, q, path, q, cli_file_kind(path, fd), hint);
     case BPTT_READBACK_TOOBIG:
         return cli_error(EXIT_USAGE, CMD, "%s%s%s%s holds more than %zu "
                          "bytes, more than any such file of this sweep; %s",

@@ -382,15 +382,15 @@ const char *cli_bytes_text(char *buf, size_t cap, double bytes)
     return buf;
 }
 
-const char *cli_file_kind(const char *path)
+const char *cli_file_kind(const char *path, int fd)
 {
     struct stat sb;
-    if (stat(path, &sb) != 0)
+    if ((fd >= 0 ? fstat(fd, &sb) : stat(path, &sb)) != 0)
         return "not there";
     if (S_ISDIR(sb.st_mode))
         return "a directory";
     if (S_ISFIFO(sb.st_mode))
-        return "a FIFO";
+        return "a FIFO (named pipe)";
     if (S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode))
         return "a device";
     if (S_ISSOCK(sb.st_mode))

@@ -65,7 +65,7 @@ static int read_input(const char *path, char **text, size_t *len)
     case BPTT_READBACK_NOTFILE:
         return cli_error(EXIT_USAGE, CMD, "'%s' is %s, not a file of JSON "
                          "actions (give a plan file, or - for stdin)", path,
-                         cli_file_kind(path));
+                         cli_file_kind(path, -1));
     case BPTT_READBACK_TOOBIG:
         return cli_error(EXIT_USAGE, CMD, "'%s' is larger than %s, the most "
                          "a plan file may hold (about 40 million actions)",

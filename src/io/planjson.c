@@ -90,6 +90,23 @@ typedef struct {
     int have_schedule;
 } members;
 
+/* After an item of an array or object at text[*p]: 1 with *p past a
+ * ',' (another item follows), 0 with *p past close (the end), -1 when
+ * neither is there. */
+static int list_next(const char *text, size_t len, size_t *p, char close)
+{
+    *p = skip_ws(text, len, *p);
+    if (*p < len && text[*p] == ',') {
+        *p = skip_ws(text, len, *p + 1);
+        return 1;
+    }
+    if (*p < len && text[*p] == close) {
+        *p += 1;
+        return 0;
+    }
+    return -1;
+}
+
 /* One action object at text[i..] onto plan (its length is not known yet:
  * steps are checked against 4294967294 and later against the length). */
 static int read_action(const char *text, size_t len, size_t *i, size_t k,
@@ -142,13 +159,11 @@ static int read_schedule(const char *text, size_t len, size_t *i,
         int rc = read_action(text, len, &p, k, plan, top, why, cap);
         if (rc != BPTT_OK)
             return rc;
-        p = skip_ws(text, len, p);
-        if (p < len && text[p] == ',') {
-            p = skip_ws(text, len, p + 1);
+        const int more = list_next(text, len, &p, ']');
+        if (more == 1)
             continue;
-        }
-        if (p < len && text[p] == ']') {
-            *i = p + 1;
+        if (more == 0) {
+            *i = p;
             return BPTT_OK;
         }
         return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: the "
@@ -224,13 +239,11 @@ static int read_members(const char *text, size_t len, size_t *i,
         }
         if (rc != BPTT_OK)
             return rc;
-        p = skip_ws(text, len, p);
-        if (p < len && text[p] == ',') {
-            p = skip_ws(text, len, p + 1);
+        const int more = list_next(text, len, &p, '}');
+        if (more == 1)
             continue;
-        }
-        if (p < len && text[p] == '}') {
-            *i = p + 1;
+        if (more == 0) {
+            *i = p;
             return BPTT_OK;
         }
         return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: members go "

@@ -23,8 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[256];
     memset(why, 0, sizeof why);
     bptt_plan *plan = NULL;
-    const int rc = bptt_plan_from_json((const char *)data, size, NULL, &plan,
-                                       why, sizeof why);
+    bptt_plan_json_stated stated;
+    const int rc = bptt_plan_read_json((const char *)data, size, NULL, &plan,
+                                       &stated, why, sizeof why);
     FUZZ_CHECK(rc == BPTT_OK || rc == BPTT_EINVAL || rc == BPTT_ENOMEM);
     if (rc != BPTT_OK) {
         FUZZ_CHECK(plan == NULL);
@@ -41,10 +42,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bptt_plan_stats st;
     const int v = bptt_plan_validate(plan, &st);
     FUZZ_CHECK(v == BPTT_OK || v == BPTT_EBADPLAN || v == BPTT_ENOMEM);
-    if (v == BPTT_OK)
+    if (v == BPTT_OK) {
         FUZZ_CHECK(st.forward_ops >= (int64_t)plan->length &&
                    st.backward_ops == (int64_t)plan->length &&
                    st.peak_units <= plan->budget);
+        /* the stated counts: equal or a sentence naming the field */
+        why[0] = '\0';
+        const int c = bptt_plan_json_check(plan, &st, &stated, why, sizeof why);
+        FUZZ_CHECK(c == BPTT_OK ||
+                   (c == BPTT_EINVAL &&
+                    strncmp(why, "the file says", 13) == 0));
+    }
     bptt_plan_free(plan);
     return 0;
 }

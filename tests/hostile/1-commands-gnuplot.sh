@@ -7,6 +7,10 @@
 # name of the sweep file and of the output.  The plot is drawn all the
 # same (the value shown with its control bytes escaped), or, for a name
 # with a control byte, refused in one line; the marker never appears.
+# Then the figure drivers (experiments/fig1..fig7) with an output folder
+# (or TMPDIR) whose name would end a single-quoted gnuplot string and call
+# system(), and experiments/reproduce with one that would end a quoted
+# shell word: each draws, and runs nothing.
 PLOT=$EXPERIMENTS/plot-sweep
 # the payloads: a newline then a command, commented to the end of the
 # line; each names the marker as $HOSTILE_MARK (exported), which the shell
@@ -136,3 +140,59 @@ else
     if ! marker_absent; then hfail "a command smuggled in ran"
     elif [ "$hrc" -eq 0 ] || expect_refusal 2; then hpass; fi
 fi
+
+# ---- the figure drivers: OUTDIR (and TMPDIR) reach gnuplot's command line --
+# a directory named to end a single-quoted string there and call system()
+P_DIR='o'"'"'; system("touch $HOSTILE_MARK"); x='"'"
+mkdir -p "$P_DIR" "t$P_DIR"
+# driver_case NAME FILES -- COMMAND...: COMMAND exits 0, runs no payload
+# and writes FILES (in $P_DIR)
+driver_case() {
+    hcase "$1"; files=$2; shift 3
+    if ! command -v gnuplot >/dev/null 2>&1; then hskip "gnuplot is not installed"; return; fi
+    rm -f "$P_DIR"/*
+    hrun -t 120 "$@"
+    if ! marker_absent; then hfail "a command smuggled in ran"
+    elif [ "$hrc" -ne 0 ]; then hfail "exit $hrc: $(shown err)"
+    else
+        for f in $files; do [ -s "$P_DIR/$f" ] || { hfail "no $f"; return; }; done
+        hpass
+    fi
+}
+driver_case "fig1-cost-memory: -o naming a directory that holds a gnuplot command" \
+    "fig1-cost-memory.png fig1-cost-memory.csv" -- \
+    "$EXPERIMENTS/fig1-cost-memory" -b "$BPTT" -t 30 -a 2 -o "$P_DIR"
+driver_case "fig2-chen-ratio: -o naming a directory that holds a gnuplot command" \
+    "fig2-chen-ratio.png fig2-chen-ratio.csv" -- \
+    "$EXPERIMENTS/fig2-chen-ratio" -b "$BPTT" -t 40 -a 2 -o "$P_DIR"
+driver_case "fig3-headline: -o naming a directory that holds a gnuplot command" \
+    "fig3-headline.png fig3-headline.csv" -- \
+    "$EXPERIMENTS/fig3-headline" -b "$BPTT" -t 30 -H 8 -B 2 -i 1 -r 1 -o "$P_DIR"
+driver_case "fig4-cost-length: -o naming a directory that holds a gnuplot command" \
+    "fig4-cost-length.png fig4-cost-length.csv" -- \
+    "$EXPERIMENTS/fig4-cost-length" -b "$BPTT" -t 40 -m 10,20 -o "$P_DIR"
+driver_case "fig5-schedule: -o naming a directory that holds a gnuplot command" \
+    "fig5-schedule.png fig5-schedule.csv" -- \
+    "$EXPERIMENTS/fig5-schedule" -b "$BPTT" -t 20 -a 2 -m 8 -o "$P_DIR"
+driver_case "fig6-training: TMPDIR naming a directory that holds a gnuplot command" \
+    "fig6-training.png fig6-training.csv" -- \
+    env TMPDIR="$(pwd)/t$P_DIR" "$EXPERIMENTS/fig6-training" -b "$BPTT" -n 3 -o "$P_DIR"
+driver_case "fig7-memory-time: -o and TMPDIR naming directories that hold a gnuplot command" \
+    "fig7-memory-time.png fig7-memory-time.csv" -- \
+    env TMPDIR="$(pwd)/t$P_DIR" "$EXPERIMENTS/fig7-memory-time" -b "$BPTT" -t 30 -H 8 -B 2 -o "$P_DIR"
+
+# ---- experiments/reproduce: OUTDIR went into an sh -c command line ----------
+hcase "reproduce: -o naming a directory that holds a shell command"
+mkdir -p tree/experiments
+cp "$EXPERIMENTS/reproduce" tree/experiments/
+printf '#!/bin/sh\ncase $1 in --version) echo bptt ;; run) echo "{}" ;; esac\n' >tree/bptt
+for d in headline fig6-training fig7-memory-time fig1-cost-memory fig2-chen-ratio fig4-cost-length fig5-schedule; do
+    printf '#!/bin/sh\necho stand-in\n' >"tree/experiments/$d"
+done
+chmod +x tree/bptt tree/experiments/*
+S_DIR='r'"'"'; touch "$HOSTILE_MARK"; x='"'"
+hrun -t 60 sh tree/experiments/reproduce -q -o "$(pwd)/$S_DIR"
+if ! marker_absent; then hfail "a command smuggled in ran"
+elif [ "$hrc" -ne 0 ]; then hfail "exit $hrc: $(shown err)"
+elif [ ! -s "$S_DIR/timings.csv" ]; then hfail "no timings.csv"
+else hpass; fi

@@ -200,3 +200,25 @@ else hpass; fi
 hcase "scripts/headline: a failing driver fails it"
 FAIL_STEP=headline hrun -t 30 sh tree/scripts/headline
 if [ "$hrc" -eq 0 ]; then hfail "exit 0"; else hpass; fi
+
+# ---- the figure drivers: a gnuplot that fails, or draws nothing -------------------
+# Each driver, with small sizes, into an empty folder: it exits non-zero
+# and leaves the folder empty (no CSV without its figures).
+mkdir -p gpfail gpnone
+printf '#!/bin/sh\necho "gnuplot: some error" >&2\nexit 1\n' >gpfail/gnuplot
+printf '#!/bin/sh\nexit 0\n' >gpnone/gnuplot
+chmod +x gpfail/gnuplot gpnone/gnuplot
+for g in gpfail gpnone; do
+    for c in "fig1-cost-memory -t 30 -a 2" "fig2-chen-ratio -t 40 -a 2" "fig3-headline -t 30 -H 8 -B 2 -i 1 -r 1" \
+             "fig4-cost-length -t 40 -m 10,20" "fig5-schedule -t 20 -a 2 -m 8" "fig6-training -n 3" \
+             "fig7-memory-time -t 30 -H 8 -B 2"; do
+        set -- $c
+        d=$1; shift
+        hcase "$d: a gnuplot that $( [ $g = gpfail ] && echo fails || echo draws nothing ): non-zero, nothing written"
+        rm -rf fo; mkdir fo
+        PATH="$here/$g:$PATH" hrun -t 120 "$EXPERIMENTS/$d" -b "$BPTT" -o "$here/fo" "$@"
+        if [ "$hrc" -eq 0 ]; then hfail "exit 0"
+        elif [ -n "$(ls -A fo)" ]; then hfail "wrote: $(ls -A fo | tr '\n' ' ')"
+        else hpass; fi
+    done
+done

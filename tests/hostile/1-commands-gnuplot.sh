@@ -94,6 +94,22 @@ for p in SYS BANG BQ AT Q; do
     plot_case "plot-sweep: csv strategy label holding $p" "s-$p.csv"
     plot_case "plot-sweep: --title holding $p" --title "$v" p.jsonl
 done
+# the metadata line's values reach the title (version, revision, grid)
+for p in SYS BANG Q; do
+    eval "v=\$P_$p"
+    HV=$(json_str "$v")
+    export HV
+    awk 'NR == 1 { v = ENVIRON["HV"]; gsub(/&/, "\\\\&", v)
+        sub(/"version":"[^"]*"/, "\"version\":\"" v "\"")
+        sub(/"git_revision":"[^"]*"/, "\"git_revision\":\"" v "\"")
+        sub(/; alpha=2;/, "; alpha=2" v ";") } { print }' p.jsonl >"meta-$p.jsonl"
+    plot_case "plot-sweep: metadata (version, revision, grid) holding $p" "meta-$p.jsonl"
+done
+# a csv column named with a payload, used by --where (the filter is in the title)
+HV=$(csv_str "$P_BQ@x")
+export HV
+awk 'BEGIN { n = ENVIRON["HV"] } NR == 2 { sub(/,recompute_ops,/, "," n ",") } { print }' p.csv >where.csv
+plot_case "plot-sweep: --where on a csv field named with a payload" --where "$P_BQ@x!=zz" where.csv
 plot_case "plot-sweep: --where value holding quotes, backquotes, @" \
     --where "strategy!=$P_Q" p.jsonl
 plot_case "plot-sweep: --where value holding a backquoted command" \

@@ -222,3 +222,18 @@ for g in gpfail gpnone; do
         else hpass; fi
     done
 done
+
+# ---- a refusal is one line, whatever the value it quotes holds ----------------------
+bad=$(printf 'x\nslurm-sweep: all good\033[2J')
+hcase "slurm-sweep: ROWS with a newline and an escape: one clean line"
+SLURM_ARRAY_TASK_ID=0 hrun -t 30 sh "$SCRIPTS/slurm-sweep" good.txt "$bad"
+expect_refusal 2 && hpass
+hcase "slurm-sweep --submit: ROWS with a newline and an escape: one clean line"
+PATH="$here/sb:$PATH" hrun -t 30 sh "$SCRIPTS/slurm-sweep" --submit good.txt "$bad"
+expect_refusal 2 && hpass
+hcase "sweep-parallel: an unknown option with a newline: one clean line"
+hrun -t 30 sh "$SCRIPTS/sweep-parallel" "-$bad" good.txt
+expect_refusal 2 && hpass
+hcase "sweep-parallel: a TMPDIR with a newline: one clean line"
+TMPDIR="/nonexistent/$bad" hrun -t 30 sh "$SCRIPTS/sweep-parallel" good.txt
+expect_refusal 2 && hpass

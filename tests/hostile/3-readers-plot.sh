@@ -82,3 +82,15 @@ for f in p.jsonl p.csv; do
     elif [ "$(ls o | tr '\n' ' ')" != "x.csv x.png x.svg " ]; then hfail "wrote: $(ls -A o | tr '\n' ' ')"
     else hpass; fi
 done
+# names that awk or head would take for something else: an assignment, an
+# option
+for n in "x=1.jsonl" "-p.jsonl"; do
+    hcase "plot-sweep: a sweep file named $n is read as a file"
+    if ! have_gnuplot; then hskip "gnuplot is not installed"; continue; fi
+    cp p.jsonl "./$n"
+    rm -rf o; mkdir o
+    hrun -t 30 "$PLOT" -o o/x -- "$n"
+    if [ "$hrc" -ne 0 ]; then hfail "exit $hrc: $(shown err)"
+    elif ! grep -q '^plot-sweep: wrote o/x.{png,svg,csv}: 11 points' err; then hfail "stderr: $(shown err)"
+    else hpass; fi
+done

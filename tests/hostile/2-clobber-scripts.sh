@@ -1,8 +1,10 @@
-# Chapter 2, experiments/plot-sweep: an output
+# Chapter 2, experiments/plot-sweep and scripts/sweep-parallel: an output
 # that exists is refused (exit 2, one line, the file as it was, nothing
 # else written) unless --force, which replaces it; a directory or a
 # dangling link where an output would go is refused as well, before any
-# work (no temporary folder made).
+# work (no temporary folder made).  sweep-parallel refuses a --joblog that
+# names a file other than a job log of GNU parallel's (which it would
+# append to).
 PLOT=$EXPERIMENTS/plot-sweep
 have_gnuplot() { command -v gnuplot >/dev/null 2>&1; }
 "$BPTT" sweep --strategy chen,msm --length 50:100:50 --alpha 2 --memory 20%:100%:40 \
@@ -80,4 +82,25 @@ if expect_refusal 2; then
     if [ -e gp.ran ]; then hfail "gnuplot ran"
     elif [ -n "$(ls -A o | grep -v '^x.png$')" ]; then hfail "left: $(ls -A o | tr '\n' ' ')"
     else hpass; fi
+fi
+
+# ---- scripts/sweep-parallel --joblog: parallel appends to the log it is given
+here=$(pwd)
+mkdir -p fake
+printf '#!/bin/sh\nfor a; do last=$a; done\ntouch "ran.$last"\n' >fake/bptt
+chmod +x fake/bptt
+base="cd '$here' && '$here/fake/bptt' sweep --mode plan --out 'x.jsonl'"
+{ echo "# bptt sweep job list: 1 points of grid 0123456789abcdef (plan mode)."
+  echo "# merge: $base --merge"; echo "$base --only 0"; } >jobs.txt
+hcase "sweep-parallel: --joblog naming a file that is not a job log is refused, the file kept"
+if ! parallel --version 2>/dev/null | head -n 1 | grep -q '^GNU parallel'; then hskip "GNU parallel is not installed"
+else
+    echo precious >results.csv
+    rm -f ran.*
+    hrun -t 60 sh "$SRCDIR/scripts/sweep-parallel" --joblog results.csv jobs.txt
+    if expect_refusal 2; then
+        if [ "$(cat results.csv)" != precious ]; then hfail "results.csv was written"
+        elif [ -e ran.0 ]; then hfail "the job ran"
+        else hpass; fi
+    fi
 fi

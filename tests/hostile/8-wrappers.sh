@@ -5,7 +5,10 @@
 # did not write (no header, a command added to a job's line, a value that
 # is not a single-quoted word, a list cut short) are refused before any of
 # their jobs runs.  experiments/reproduce and scripts/headline are run as
-# copies beside stand-in drivers: a step that fails fails the whole.
+# copies beside stand-in drivers: a step that fails fails the whole.  The
+# figure drivers, with a gnuplot that fails or draws nothing, exit
+# non-zero and write nothing.  The wrappers' refusals quote values on one
+# line, control bytes escaped.
 SCRIPTS=$SRCDIR/scripts
 here=$(pwd)
 mkdir -p fake

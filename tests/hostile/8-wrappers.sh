@@ -59,7 +59,6 @@ task() { # TASK ROWS LIST: the task run as Slurm would (no terminal)
 }
 hcase "slurm-sweep: a task whose jobs fail exits non-zero"
 clean; FAKE_JOB=1 task 0 good.txt 2
-FAKE_JOB=
 if [ "$hrc" -eq 0 ]; then hfail "exit 0 after failed jobs"
 elif [ ! -e ran.0 ] || [ ! -e ran.1 ]; then hfail "its jobs did not all run"
 else hpass; fi

@@ -12,7 +12,8 @@
 # rule of --help (bytes in B below 10 KiB, seconds in ms below 1 s).  Also:
 # the PNG and SVG exist, are whole, and gnuplot said nothing (stderr holds
 # the one summary line, which counts the infeasible points left out); -f
-# png writes no SVG; the comparison itself catches a changed value.  Bad
+# png writes no SVG; the comparison itself catches a changed value; an
+# existing output is refused, and replaced with --force.  Bad
 # input (unknown field, shorthand of the other mode, bad --by, empty file,
 # not a sweep, a malformed record, a short csv row, no records, nothing left
 # after --where) and a gnuplot that fails or warns: one line on stderr
@@ -157,6 +158,20 @@ rm -rf out; mkdir out
 "$PLOT" -f png -o out/one p.jsonl 2>err.txt
 [ -s out/one.png ] && [ -s out/one.csv ] && [ ! -e out/one.svg ] || fail "-f png: $(ls out)"
 
+# existing outputs: refused (exit 2, one line, left as they were) unless
+# --force, which replaces them
+rm -rf out; mkdir out
+echo old >out/one.svg
+rc=0
+"$PLOT" -o out/one p.jsonl 2>err.txt || rc=$?
+[ "$rc" -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] &&
+    grep -q "^plot-sweep: 'out/one.svg' exists; give --force" err.txt ||
+    fail "an existing output: exit $rc: $(cat err.txt)"
+[ "$(cat out/one.svg)" = old ] && [ "$(ls -A out)" = one.svg ] || fail "an existing output was touched: $(ls -A out)"
+"$PLOT" --force -o out/one p.jsonl 2>err.txt || fail "--force: $(cat err.txt)"
+tail -n 2 out/one.svg | grep -q '</svg>' && [ -s out/one.png ] && [ -s out/one.csv ] ||
+    fail "--force did not replace out/one.svg"
+
 # ---- bad input: one line, exit 2, nothing written ---------------------------------
 : >empty.jsonl
 echo 'not a sweep' >notsweep.jsonl
@@ -189,12 +204,12 @@ bad 2 "short.csv:5: 3 fields where the header has" short.csv
 bad 2 "holds no records" header.jsonl
 bad 2 "nothing to plot: no record .* passes --where length=7" p.jsonl --where length=7
 bad 2 "bad --where" p.jsonl --where 'length~7'
-bad 2 "cannot read 'nosuch.jsonl'" nosuch.jsonl
+bad 2 "no file 'nosuch.jsonl'" nosuch.jsonl
 # a gnuplot that fails half way (a PNG begun): exit 1, nothing written
 mkdir fake
 cat >fake/gnuplot <<'EOF'
 #!/bin/sh
-echo x >"${1%/*}/plot.png"
+echo x >plot.png
 echo "line 9: some error" >&2
 exit 1
 EOF
@@ -203,7 +218,7 @@ PATH="$tmp/fake:$PATH" bad 1 "gnuplot failed: line 9: some error" p.jsonl
 # one that warns but draws: a warning is a failure too
 cat >fake/gnuplot <<'EOF'
 #!/bin/sh
-for f in png svg; do echo x >"${1%/*}/plot.$f"; done
+for f in png svg; do echo x >"plot.$f"; done
 echo "warning: some warning" >&2
 EOF
 PATH="$tmp/fake:$PATH" bad 1 "gnuplot failed: warning: some warning" p.jsonl

@@ -140,6 +140,14 @@ csv=$tmp/fig3-headline.csv
 if ls "$tmp" | grep -q '\.tmp'; then fail "temporary files left: $(ls "$tmp")"; fi
 awk -F, -v core="$core" '
     function bad(m) { print "FAIL: fig3-headline.csv line " NR ": " m > "/dev/stderr"; err = 1; exit 1 }
+    # half the last decimal place of a number as printed (1.38397e-05:
+    # 5e-11; 0.002095: 5e-7)
+    function half(x,    m, e, k, f) {
+        m = x; e = 0
+        if ((k = index(tolower(m), "e")) > 0) { e = substr(m, k + 1) + 0; m = substr(m, 1, k - 1) }
+        f = (k = index(m, ".")) > 0 ? length(m) - k : 0
+        return 0.5 * 10 ^ (e - f)
+    }
     NR == 1 { if ($0 !~ /^# fig3-headline: LSTM t=50 batch=4 input=64 hidden=32, threads=[1-9][0-9]* \(bptt.s default, all cores\), .*2 rounds.*; 0 reruns of disturbed runs .*, 0 kept still disturbed;/) bad("first comment: " $0); next }
     NR == 2 { n = split($0, w, " ")
               if ($0 !~ /^# full BPTT s\/iter, round by round/ || w[n] + 0 <= 0 || w[n - 2] + 0 <= 0) bad("second comment: " $0)
@@ -152,7 +160,13 @@ awk -F, -v core="$core" '
       if (NF != 24) bad(NF " fields")
       if ($22 + 0 <= 0 || $23 + 0 <= 0) bad("step seconds: forward " $22 ", backward " $23)
       if ($1 == "full") { F = $22; S = $8 } # the first row: the prediction'"'"'s rates
-      else if ((d = $24 - (1 + ($3 - 1) * 50 * F / S)) > 1e-3 || d < -1e-3) bad("predicted_ratio " $24 " is not 1 + (" $3 " - 1) x 50 x " F " / " S)
+      else {
+          # the tolerance comes from the digits printed: F and S are known
+          # to half their last printed place, the ratio to half of its own
+          P = ($3 - 1) * 50 * F / S
+          tol = P * (half(F) / F + half(S) / S) + half($24) + 1e-12
+          if ((d = $24 - (1 + P)) > tol || d < -tol) bad("predicted_ratio " $24 " is not 1 + (" $3 " - 1) x 50 x " F " / " S " (within " tol ", the printed digits)")
+      }
       if ($1 "," $2 != want[rows]) bad("point " $1 " " $2 ", expected " want[rows])
       if ($8 + 0 <= 0 || $11 + 0 <= 0 || $12 + 0 < 0) bad("time " $8 ", ratio " $11 ", steal " $12)
       if (!($13 + 0 > 0 && $13 + 0 <= $11 + 0 && $11 + 0 <= $14 + 0)) bad("ratio not min " $13 " <= median " $11 " <= max " $14)

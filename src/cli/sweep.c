@@ -88,7 +88,7 @@ static void sweep_usage(FILE *f)
         "  --hidden H      hidden width                              (run only)\n"
         "  --batch B       batch size                                (run only)\n"
         "  --length T      sequence length (required)\n"
-        "  --alpha A       internal state size in slots             (plan only)\n"
+        "  --alpha A       internal state size in slots, e.g. 4 or 3.5 (plan only)\n"
         "  --memory M      budgets, kept as written: plan: 200, 200slots, 5%;\n"
         "                  run: 64MiB, 100000B, 200slots, 5%; ranges such as\n"
         "                  5%:50%:5 or 1MiB:64MiB:*2 keep the unit (100%)\n"

@@ -81,7 +81,9 @@ rm -f big.json
 hcase "validate: memory stays near the plan's size (a 10^5-step plan)"
 "$BPTT" plan --length 100000 --memory 1% --actions --format json >long.json
 size=$(wc -c <long.json)
-if [ ! -x /usr/bin/time ]; then
+if [ "${BPTT_SANITIZERS:-no}" = yes ]; then
+    hskip "a sanitizer build's allocator keeps freed memory in quarantine, so its peak says nothing of the reader"
+elif [ ! -x /usr/bin/time ]; then
     hskip "/usr/bin/time (GNU time) is not installed"
 else
     hrc=0

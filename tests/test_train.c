@@ -1161,8 +1161,8 @@ END_TEST
  * with cblas on W up to rounding (every cell, sizes off the tiles). */
 START_TEST(test_kernel_forward)
 {
-    if (strcmp(bptt_cell_kernel(), "cblas") == 0)
-        return; /* nothing packed on this CPU */
+    /* added to the suite only where the kernel runs */
+    ck_assert_str_ne(bptt_cell_kernel(), "cblas");
     static const char *const cells[] = {"rnn", "lstm", "gru"};
     const config c = {cells[_i], 1, "copy", 4, 11, 4, 37, 41};
     rig r;
@@ -1334,7 +1334,23 @@ static Suite *train_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_kernel_gemm);
     tcase_add_test(tc, test_kernel_wgrad);
-    tcase_add_loop_test(tc, test_kernel_forward, 0, 3);
+    /* a path this CPU cannot run is said by name, not counted as passed */
+    if (strcmp(bptt_cell_kernel(), "cblas") != 0) {
+        tcase_add_loop_test(tc, test_kernel_forward, 0, 3);
+    } else {
+        const char *forced = getenv("BPTT_GEMM_KERNEL");
+        const char *why = forced && strcmp(forced, "cblas") == 0
+                              ? "BPTT_GEMM_KERNEL=cblas is set"
+                              : "this CPU has no AVX-512, as cpuid reports it";
+        printf("SKIP: test_kernel_forward (rnn, lstm, gru): the cells' "
+               "per-step GEMMs run on cblas here (%s), so the packed "
+               "kernel path is not exercised\n", why);
+        printf("NOTE: test_kernel_gemm, test_kernel_wgrad and "
+               "test_threads_identical check cblas here: their "
+               "bit-for-bit comparisons with the kernel's in-order sums "
+               "do not run (%s)\n", why);
+        fflush(stdout);
+    }
     suite_add_tcase(su, tc);
 
     tc = tcase_create("workspace");

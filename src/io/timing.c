@@ -77,12 +77,12 @@ static int cmp_double(const void *x, const void *y)
     return (p > q) - (p < q);
 }
 
-/* The median of v[0..n) (n >= 1; the upper one of an even count, as
- * seconds_per_iter always was); sorts v. */
+/* The median of v[0..n) (n >= 1): the middle value, or of an even count
+ * the mean of the two middle ones (never the larger of two); sorts v. */
 static double median(double *v, size_t n)
 {
     qsort(v, n, sizeof *v, cmp_double);
-    return v[n / 2];
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static double share(const bptt_sample *s, int threads)

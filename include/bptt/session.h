@@ -75,6 +75,9 @@ int bptt_session_open(bptt_session **out, const bptt_session_spec *spec,
 void bptt_session_close(bptt_session *s); /* accepts NULL */
 
 bptt_model *bptt_session_model(bptt_session *s);
+/* The tracked allocator the session was opened on (its peaks are those of
+ * the latest bptt_session_gradients). */
+bptt_mem *bptt_session_mem(bptt_session *s);
 const bptt_batch *bptt_session_batch(const bptt_session *s);
 size_t bptt_session_input(const bptt_session *s);   /* X */
 size_t bptt_session_classes(const bptt_session *s); /* V */

@@ -160,6 +160,7 @@ int cli_table_error(const char *cmd, int status, const bptt_strategy *st,
 
 int cli_plan(int argc, char **argv);
 int cli_run(int argc, char **argv);
+int cli_compare(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 

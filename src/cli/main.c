@@ -99,6 +99,8 @@ static void usage(FILE *f)
           "commands:\n"
           "  plan   plan one training iteration under a memory budget\n"
           "  run    train a recurrent network under a plan and measure it\n"
+          "  compare  time plans against a reference, pair by pair, in one\n"
+          "         process (ratios with 95% intervals)\n"
           "  sweep  plan or run every point of a grid, resumably, into a file\n"
           "  validate  check a plan given as JSON actions and count it\n"
           "\n"
@@ -132,9 +134,10 @@ int main(int argc, char **argv)
      * on an illegal instruction */
     const char *forced = getenv("OPENBLAS_CORETYPE");
     const int cpu = bptt_cpu_isa();
-    if (strcmp(argv[1], "run") == 0 && forced &&
+    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "compare") == 0) &&
+        forced &&
         bptt_blas_core_runnable(forced, cpu) != 0)
-        return cli_error(EXIT_USAGE, "run", "OPENBLAS_CORETYPE=%s asks for %s "
+        return cli_error(EXIT_USAGE, argv[1], "OPENBLAS_CORETYPE=%s asks for %s "
                          "kernels, which this CPU cannot run (it offers %s, "
                          "as cpuid reports it; valgrind hides AVX-512): set "
                          "OPENBLAS_CORETYPE=%s, or unset it and bptt chooses",
@@ -161,6 +164,8 @@ int main(int argc, char **argv)
         return finish(cmd, cli_plan(argc - 1, argv + 1));
     if (strcmp(cmd, "run") == 0)
         return finish(cmd, cli_run(argc - 1, argv + 1));
+    if (strcmp(cmd, "compare") == 0)
+        return finish(cmd, cli_compare(argc - 1, argv + 1));
     if (strcmp(cmd, "sweep") == 0)
         return finish(cmd, cli_sweep(argc - 1, argv + 1));
     if (strcmp(cmd, "validate") == 0)

@@ -183,8 +183,7 @@ static int make_result(const run_args *a, const run_result *r, char **text,
 
 /* ---- the run ------------------------------------------------------------ */
 
-/* The session that a run's arguments describe (session.h). */
-static void session_spec(const run_args *a, bptt_session_spec *sp)
+void run_session_spec(const run_args *a, bptt_session_spec *sp)
 {
     memset(sp, 0, sizeof *sp);
     sp->cell = a->cell;
@@ -204,11 +203,11 @@ static void session_spec(const run_args *a, bptt_session_spec *sp)
  * allocated, in bytes (bptt_session_size). */
 typedef bptt_session_sizes run_sizes;
 
-/* The one-line refusal of sizes that need more than the machine has. */
-static int too_big(const char *what, double need, const char *advice)
+int run_too_big(const char *cmd, const char *what, double need,
+                const char *advice)
 {
     char n[32], h[32];
-    return cli_error(EXIT_USAGE, CMD, "%s %s, more than this machine's %s; %s",
+    return cli_error(EXIT_USAGE, cmd, "%s %s, more than this machine's %s; %s",
                      what, cli_bytes_text(n, sizeof n, need),
                      cli_bytes_text(h, sizeof h, (double)cli_phys_bytes()),
                      advice);
@@ -217,23 +216,35 @@ static int too_big(const char *what, double need, const char *advice)
 /* Everything the run needs before anything is allocated: the task and its
  * sizes, the memory it would hold, the budget.  Fills *X, *V, *z and
  * *budget_bytes, or prints the error and returns the exit code. */
-static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
+int run_preflight_sizes(const char *cmd, const run_args *a,
+                        bptt_session_sizes *z)
 {
     bptt_session_spec sp;
-    session_spec(a, &sp);
+    run_session_spec(a, &sp);
     char why[4200];
     int rc = bptt_session_size(&sp, z, why, sizeof why);
     if (rc != BPTT_OK)
-        return cli_error(EXIT_USAGE, CMD, "--task %s: %s", a->task, why);
+        return cli_error(EXIT_USAGE, cmd, "--task %s: %s", a->task, why);
     const double phys = (double)cli_phys_bytes();
     if (z->data_bytes > phys)
-        return too_big("the data alone (length x batch x input) needs",
-                       z->data_bytes, "use a smaller --length or --batch");
+        return run_too_big(cmd, "the data alone (length x batch x input) "
+                           "needs", z->data_bytes,
+                           "use a smaller --length or --batch");
     /* at least one stored state besides the working set */
     if (z->fixed_bytes + z->hidden_bytes > phys)
-        return too_big("these sizes need at least",
-                       z->fixed_bytes + z->hidden_bytes,
-                       "use smaller --hidden, --batch, --length or --layers");
+        return run_too_big(cmd, "these sizes need at least",
+                           z->fixed_bytes + z->hidden_bytes,
+                           "use smaller --hidden, --batch, --length or "
+                           "--layers");
+    return 0;
+}
+
+static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
+{
+    int rc = run_preflight_sizes(CMD, a, z);
+    if (rc != 0)
+        return rc;
+    const double phys = (double)cli_phys_bytes();
     if ((rc = run_parse_memory(a->memory, (int64_t)z->full_checkpoint_bytes,
                            (int64_t)z->hidden_bytes, budget_bytes)) != 0)
         return rc;
@@ -246,7 +257,7 @@ static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
         char what[96];
         snprintf(what, sizeof what, "with %s of checkpoints this run would "
                  "hold up to", cli_bytes_text(c, sizeof c, held));
-        return too_big(what, z->fixed_bytes + held,
+        return run_too_big(CMD, what, z->fixed_bytes + held,
                        "give a smaller --memory, e.g. 5%");
     }
     return 0;
@@ -599,7 +610,7 @@ int cli_run(int argc, char **argv)
         char p[32], what[96];
         snprintf(what, sizeof what, "with its plan (up to %s) this run would "
                  "hold up to", cli_bytes_text(p, sizeof p, plan_bytes));
-        return too_big(what, z.fixed_bytes + held + plan_bytes,
+        return run_too_big(CMD, what, z.fixed_bytes + held + plan_bytes,
                        "use a smaller --length");
     }
 
@@ -635,7 +646,7 @@ int cli_run(int argc, char **argv)
         }
     }
     bptt_session_spec sp;
-    session_spec(&a, &sp);
+    run_session_spec(&a, &sp);
     char why[4200] = "";
     rc = s.samples ? bptt_session_open(&s.session, &sp, s.mem, why,
                                        sizeof why)

@@ -9,6 +9,7 @@
 #include "bptt.h"
 #include "cell.h"
 #include "cli.h"
+#include "session.h"
 
 typedef struct {
     const bptt_cell_type *cell;
@@ -25,6 +26,38 @@ typedef struct {
     int64_t fail_alloc; /* test hook: the tracked allocation to fail */
 } run_args;
 
+/* The model options, shared by `bptt run` and `bptt compare` (struct
+ * option entries), with their defaults and their parser. */
+#define RUN_MODEL_OPTIONS                                                     \
+    {"cell", required_argument, NULL, 'c'},                                   \
+        {"layers", required_argument, NULL, 'L'},                             \
+        {"input", required_argument, NULL, 'X'},                              \
+        {"hidden", required_argument, NULL, 'H'},                             \
+        {"batch", required_argument, NULL, 'B'},                              \
+        {"length", required_argument, NULL, 'T'},                             \
+        {"seed", required_argument, NULL, 'S'},                               \
+        {"threads", required_argument, NULL, 'j'},                            \
+        {"task", required_argument, NULL, 'k'}
+/* *a zeroed, then the model options' defaults (lstm, 1 layer, hidden 128,
+ * batch 32, seed 1, copy). */
+void run_model_defaults(run_args *a);
+/* Option c of RUN_MODEL_OPTIONS with value arg into *a: 1 (*rc: 0, or the
+ * error printed for cmd and EXIT_USAGE); 0 when c is not one of them. */
+int run_model_option(const char *cmd, int c, const char *arg, run_args *a,
+                     int *rc);
+
+/* The session a run's arguments describe (session.h). */
+void run_session_spec(const run_args *a, bptt_session_spec *sp);
+/* The sizes of a's session and the checks of them against this machine's
+ * memory that need no budget (the task, the data, the least a run
+ * holds): 0 with *z filled, or the error printed for cmd and EXIT_USAGE. */
+int run_preflight_sizes(const char *cmd, const run_args *a,
+                        bptt_session_sizes *z);
+/* The one-line refusal for cmd of sizes that need more than this machine
+ * has ("WHAT N MiB, more than this machine's M GiB; ADVICE"). */
+int run_too_big(const char *cmd, const char *what, double need,
+                const char *advice);
+
 /* The usage text (--help), onto f. */
 void run_usage(FILE *f);
 
@@ -32,6 +65,10 @@ void run_usage(FILE *f);
  * one-line error printed and EXIT_USAGE. */
 int run_parse_args(int argc, char **argv, run_args *a, int *help);
 
+/* A --memory value in bytes without a message: 0, -1 (not a budget) or
+ * -2 (out of range). */
+int run_memory_value(const char *text, int64_t full_bytes,
+                     int64_t hidden_bytes, int64_t *out);
 /* A --memory value in bytes, given full BPTT's checkpoint bytes and a
  * hidden state's (for slots): 0, or the one-line error and EXIT_USAGE. */
 int run_parse_memory(const char *text, int64_t full_bytes,

@@ -80,6 +80,58 @@ void run_usage(FILE *f)
 
 
 
+void run_model_defaults(run_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->cell = &bptt_cell_lstm;
+    a->layers = 1;
+    a->hidden = 128;
+    a->batch = 32;
+    a->seed = 1;
+    a->task = "copy";
+}
+
+int run_model_option(const char *cmd, int c, const char *arg, run_args *a,
+                     int *rc)
+{
+    const int64_t big = ((int64_t)1 << 24) - 1; /* the model's limit */
+    switch (c) {
+    case 'c':
+        a->cell = bptt_cell_find(arg);
+        if (!a->cell)
+            *rc = cli_unknown_cell(cmd, "--cell", arg);
+        return 1;
+    case 'L':
+        *rc = cli_parse_int(cmd, "--layers", arg, 1, BPTT_MAX_LAYERS,
+                            &a->layers);
+        return 1;
+    case 'X':
+        *rc = cli_parse_int(cmd, "--input", arg, 1, big, &a->input);
+        return 1;
+    case 'H':
+        *rc = cli_parse_int(cmd, "--hidden", arg, 1, big, &a->hidden);
+        return 1;
+    case 'B':
+        *rc = cli_parse_int(cmd, "--batch", arg, 1, big, &a->batch);
+        return 1;
+    case 'T':
+        *rc = cli_parse_int(cmd, "--length", arg, 1, INT32_MAX - 1,
+                            &a->length);
+        return 1;
+    case 'S':
+        *rc = cli_parse_int(cmd, "--seed", arg, 0, INT64_MAX / 2, &a->seed);
+        return 1;
+    case 'j':
+        *rc = cli_parse_int(cmd, "--threads", arg, 1, 4096, &a->threads);
+        return 1;
+    case 'k':
+        a->task = arg;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static int parse_real(const char *opt, const char *text, double lo,
                       double hi, double *out)
 {
@@ -98,18 +150,10 @@ static int parse_real(const char *opt, const char *text, double lo,
 int run_parse_args(int argc, char **argv, run_args *a, int *help)
 {
     static const struct option opts[] = {
-        {"cell", required_argument, NULL, 'c'},
-        {"layers", required_argument, NULL, 'L'},
-        {"input", required_argument, NULL, 'X'},
-        {"hidden", required_argument, NULL, 'H'},
-        {"batch", required_argument, NULL, 'B'},
-        {"length", required_argument, NULL, 'T'},
+        RUN_MODEL_OPTIONS,
         {"strategy", required_argument, NULL, 's'},
         {"memory", required_argument, NULL, 'm'},
         {"iters", required_argument, NULL, 'n'},
-        {"seed", required_argument, NULL, 'S'},
-        {"threads", required_argument, NULL, 'j'},
-        {"task", required_argument, NULL, 'k'},
         {"optimizer", required_argument, NULL, 'o'},
         {"lr", required_argument, NULL, 'r'},
         {"format", required_argument, NULL, 'f'},
@@ -120,49 +164,22 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *seen[CLI_MAX_OPTIONS] = {NULL};
-    memset(a, 0, sizeof *a);
-    a->cell = &bptt_cell_lstm;
+    run_model_defaults(a);
     a->strategy = bptt_strategy_find("msm");
-    a->layers = 1;
-    a->hidden = 128;
-    a->batch = 32;
     a->iters = 3;
-    a->seed = 1;
     a->memory = "100%";
-    a->task = "copy";
     a->optimizer = "sgd";
     a->format = FORMAT_TEXT;
     *help = 0;
     opterr = 0;
     optind = 1;
     int c, rc = 0;
-    const int64_t big = ((int64_t)1 << 24) - 1; /* the model's limit */
     while (rc == 0 &&
            (c = cli_getopt(CMD, argc, argv, opts, seen, &rc)) != -1) {
+        if (run_model_option(CMD, c, optarg, a, &rc))
+            continue;
         switch (c) {
         case CLI_OPT_ERROR:
-            break;
-        case 'c':
-            a->cell = bptt_cell_find(optarg);
-            if (!a->cell)
-                rc = cli_unknown_cell(CMD, "--cell", optarg);
-            break;
-        case 'L':
-            rc = cli_parse_int(CMD, "--layers", optarg, 1, BPTT_MAX_LAYERS,
-                               &a->layers);
-            break;
-        case 'X':
-            rc = cli_parse_int(CMD, "--input", optarg, 1, big, &a->input);
-            break;
-        case 'H':
-            rc = cli_parse_int(CMD, "--hidden", optarg, 1, big, &a->hidden);
-            break;
-        case 'B':
-            rc = cli_parse_int(CMD, "--batch", optarg, 1, big, &a->batch);
-            break;
-        case 'T':
-            rc = cli_parse_int(CMD, "--length", optarg, 1, INT32_MAX - 1,
-                               &a->length);
             break;
         case 's':
             a->strategy = bptt_strategy_find(optarg);
@@ -174,17 +191,6 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
             break;
         case 'n':
             rc = cli_parse_int(CMD, "--iters", optarg, 1, 1000000, &a->iters);
-            break;
-        case 'S':
-            rc = cli_parse_int(CMD, "--seed", optarg, 0, INT64_MAX / 2,
-                               &a->seed);
-            break;
-        case 'j':
-            rc = cli_parse_int(CMD, "--threads", optarg, 1, 4096,
-                               &a->threads);
-            break;
-        case 'k':
-            a->task = optarg;
             break;
         case 'o':
             a->optimizer = optarg;
@@ -258,7 +264,7 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
 
 /* "64MiB", "512KiB", "3GB", "100000B", "5%", "200slots" -> bytes
  * (budget.h) */
-int run_parse_memory(const char *text, int64_t full_bytes,
+int run_memory_value(const char *text, int64_t full_bytes,
                      int64_t hidden_bytes, int64_t *out)
 {
     bptt_budget b;
@@ -267,7 +273,13 @@ int run_parse_memory(const char *text, int64_t full_bytes,
         rc = BPTT_EINVAL;
     if (rc == BPTT_OK)
         rc = bptt_budget_bytes(&b, full_bytes, hidden_bytes, out);
-    rc = rc == BPTT_OK ? 0 : rc == BPTT_ETOOBIG ? -2 : -1;
+    return rc == BPTT_OK ? 0 : rc == BPTT_ETOOBIG ? -2 : -1;
+}
+
+int run_parse_memory(const char *text, int64_t full_bytes,
+                     int64_t hidden_bytes, int64_t *out)
+{
+    const int rc = run_memory_value(text, full_bytes, hidden_bytes, out);
     if (rc == 0)
         return 0;
     if (rc == -2)

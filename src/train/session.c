@@ -137,6 +137,8 @@ fail:
 
 bptt_model *bptt_session_model(bptt_session *s) { return s->model; }
 
+bptt_mem *bptt_session_mem(bptt_session *s) { return s->mem; }
+
 const bptt_batch *bptt_session_batch(const bptt_session *s)
 {
     return &s->batch;

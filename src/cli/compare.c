@@ -1,0 +1,492 @@
+/* compare.c: `bptt compare`: plans timed against a reference inside one
+ * process, each iteration next to one of the reference, round after
+ * round (compare.h), with each plan's exact counts and measured
+ * checkpoint bytes, its seconds, the median ratio to the reference with
+ * a distribution-free 95% interval, and whether its gradients were
+ * bit-identical to the reference's in every iteration.
+ *
+ * Promises: every input is checked before any work (one line, exit 2; a
+ * budget below a strategy's smallest feasible one, exit 3 naming it, as
+ * `bptt run` does); the model options are `bptt run`'s, parsed by the
+ * same code (run_model_option, src/cli/run_args.c); the session has no
+ * optimizer, so every iteration sees the same parameters and batch.
+ * Nothing is written on stdout unless the whole comparison succeeded. */
+#define _POSIX_C_SOURCE 200809L
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "bptt.h"
+#include "cli.h"
+#include "compare.h"
+#include "fields.h"
+#include "meta.h"
+#include "run.h"
+#include "session.h"
+#include "strbuf.h"
+
+#define CMD "compare"
+#define MAX_PLANS 16
+
+void openblas_set_num_threads(int);
+
+typedef struct {
+    run_args m; /* the model options (run.h) */
+    const char *plans;
+    int64_t rounds, warmup;
+    enum output_format format;
+    size_t n;
+    char *buf; /* a copy of --plans, cut into its items */
+    const bptt_strategy *strategy[MAX_PLANS];
+    const char *memory[MAX_PLANS];
+    const char *item[MAX_PLANS]; /* "msm:5%" as given, for messages */
+    char items[MAX_PLANS][80];
+} compare_args;
+
+static void usage(FILE *f)
+{
+    cli_usage(f,
+        "usage: bptt compare --length T [--plans LIST] [--rounds R]\n"
+        "                    [--warmup W] [--cell C] [--layers L] [--input X]\n"
+        "                    [--hidden H] [--batch B] [--seed S] [--threads K]\n"
+        "                    [--task copy|adding|text:FILE]\n"
+        "                    [--format text|json|csv] [--help]\n"
+        "\n"
+        "Times plans against a reference inside one process: in each round\n"
+        "every plan's iteration runs next to one of the reference (which goes\n"
+        "first alternates), all on one batch with the same parameters (no\n"
+        "updates), and the ratio of the two is kept.  Reports per plan the\n"
+        "forward ops and measured checkpoint bytes, median and least seconds,\n"
+        "the median ratio to the reference with a distribution-free 95%\n"
+        "interval (order statistics), and whether its gradients were\n"
+        "bit-identical to the reference's in every iteration.  The\n"
+        "reference is also paired with itself: its ratio shows the noise.\n"
+        "\n"
+        "  --plans LIST    strategy:budget items, comma-separated, the first\n"
+        "                  the reference (default full:100%,msm:5%); budgets\n"
+        "                  as bptt run --memory takes them (64MiB, 5%,\n"
+        "                  200slots); at most 16 items; strategies:\n"
+        "                  @STRATEGIES@\n"
+        "  --rounds R      measured rounds, 1..100000 (default 21)\n"
+        "  --warmup W      rounds run first and discarded, 0..100000\n"
+        "                  (default 1)\n"
+        "  --cell C        @CELLS@ (default lstm)\n"
+        "  --layers L      stacked recurrent layers, 1..16 (default 1)\n"
+        "  --input X       input width (default: the task's; copy: 16)\n"
+        "  --hidden H      hidden width (default 128)\n"
+        "  --batch B       sequences per batch (default 32)\n"
+        "  --length T      steps per sequence\n"
+        "  --seed S        seed of parameters and data (default 1)\n"
+        "  --threads K     OpenMP and OpenBLAS threads (default: all cores)\n"
+        "  --task T        copy (default), adding, or text:FILE\n"
+        "  --format F      text (default), json (one object per plan and\n"
+        "                  line) or csv (a # meta line, a header, a row per\n"
+        "                  plan)\n"
+        "\n"
+        "RSS is per process, not per plan, so it is not reported per plan.\n"
+        "\n"
+        "exit status: 0 ok, 2 bad input, 3 a budget below its strategy's\n"
+        "smallest feasible one (the message names it), 1 failure while\n"
+        "running\n");
+}
+
+/* --plans into a->strategy, memory, item: 0 or the error and EXIT_USAGE.
+ * Budgets are checked as budgets here; in bytes once the sizes are
+ * known. */
+static int parse_plans(compare_args *a)
+{
+    free(a->buf);
+    a->buf = strdup(a->plans);
+    if (!a->buf)
+        return cli_error(1, CMD, "out of memory");
+    a->n = 0;
+    char *p = a->buf;
+    for (size_t i = 1;; i++) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (!*p)
+            return cli_error(EXIT_USAGE, CMD, "--plans: item %zu is empty "
+                             "(give strategy:budget items separated by "
+                             "commas, e.g. full:100%%,msm:5%%)", i);
+        if (a->n == MAX_PLANS)
+            return cli_error(EXIT_USAGE, CMD, "--plans: more than %d items "
+                             "(give at most %d)", MAX_PLANS, MAX_PLANS);
+        snprintf(a->items[a->n], sizeof a->items[a->n], "%s", p);
+        a->item[a->n] = a->items[a->n];
+        char *colon = strchr(p, ':');
+        if (!colon)
+            return cli_error(EXIT_USAGE, CMD, "--plans: item %zu '%s' is not "
+                             "strategy:budget (e.g. msm:5%%)", i, p);
+        *colon = '\0';
+        a->strategy[a->n] = bptt_strategy_find(p);
+        if (!a->strategy[a->n]) {
+            char opt[40];
+            snprintf(opt, sizeof opt, "--plans item %zu", i);
+            return cli_unknown_strategy(CMD, opt, p);
+        }
+        a->memory[a->n] = colon + 1;
+        int64_t bytes;
+        const int v = run_memory_value(colon + 1, 1, 1, &bytes);
+        if (v == -1)
+            return cli_error(EXIT_USAGE, CMD, "--plans item %zu: '%s' is not "
+                             "a budget (give bytes with a unit, e.g. 64MiB or "
+                             "100000B, a share of full BPTT's checkpoint "
+                             "bytes, e.g. 5%%, or slots, e.g. 200slots)", i,
+                             colon + 1);
+        if (v == -2)
+            return cli_error(EXIT_USAGE, CMD, "--plans item %zu: %s is out of "
+                             "range (give at most 4e18 bytes, e.g. 64MiB, or "
+                             "a share up to 1000000%%)", i, colon + 1);
+        a->n++;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
+static int parse_args(int argc, char **argv, compare_args *a, int *help)
+{
+    static const struct option opts[] = {
+        RUN_MODEL_OPTIONS,
+        {"plans", required_argument, NULL, 'p'},
+        {"rounds", required_argument, NULL, 'r'},
+        {"warmup", required_argument, NULL, 'w'},
+        {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    const char *seen[CLI_MAX_OPTIONS] = {NULL};
+    run_model_defaults(&a->m);
+    a->plans = "full:100%,msm:5%";
+    a->rounds = 21;
+    a->warmup = 1;
+    a->format = FORMAT_TEXT;
+    *help = 0;
+    opterr = 0;
+    optind = 1;
+    int c, rc = 0;
+    while (rc == 0 &&
+           (c = cli_getopt(CMD, argc, argv, opts, seen, &rc)) != -1) {
+        if (run_model_option(CMD, c, optarg, &a->m, &rc))
+            continue;
+        switch (c) {
+        case CLI_OPT_ERROR:
+            break;
+        case 'p':
+            a->plans = optarg;
+            break;
+        case 'r':
+            rc = cli_parse_int(CMD, "--rounds", optarg, 1, 100000,
+                               &a->rounds);
+            break;
+        case 'w':
+            rc = cli_parse_int(CMD, "--warmup", optarg, 0, 100000,
+                               &a->warmup);
+            break;
+        case 'f':
+            rc = cli_parse_format(CMD, optarg, &a->format);
+            break;
+        case 'h':
+            *help = 1;
+            return 0;
+        default:
+            rc = cli_option_error(CMD, c, argv);
+        }
+    }
+    if ((rc = cli_no_operands(CMD, rc, argc, argv)) != 0)
+        return rc;
+    if ((rc = cli_length_given(CMD, a->m.length)) != 0)
+        return rc;
+    return parse_plans(a);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+typedef struct {
+    const compare_args *a;
+    const bptt_compare_result *res;
+    const int64_t *budget_bytes;
+    size_t input;
+    int threads;
+} compare_out;
+
+static void collect(const compare_out *o, size_t p, bptt_fields *f)
+{
+    const compare_args *a = o->a;
+    const bptt_compare_result *r = &o->res[p];
+    f->n = f->lost = 0;
+#define FS(k, v) bptt_fields_str(f, (k), (v))
+#define FI(k, v) bptt_fields_int(f, (k), (int64_t)(v))
+#define FD(k, v) bptt_fields_real(f, (k), (double)(v))
+    FI("plan", p);
+    FI("reference", p == 0);
+    FS("strategy", a->strategy[p]->name);
+    FS("memory_given", a->memory[p]);
+    FI("memory_budget_bytes", o->budget_bytes[p]);
+    FI("forward_ops", r->ex.forward_ops);
+    FI("recompute_ops", r->ex.recompute_ops);
+    FI("checkpoint_peak_bytes", r->checkpoint_peak_bytes);
+    FI("total_tracked_peak_bytes", r->total_tracked_peak_bytes);
+    FD("seconds_median", r->seconds_median);
+    FD("seconds_min", r->seconds_min);
+    FD("ratio_median", r->ratio_median);
+    FD("ratio_lo", r->ratio_lo);
+    FD("ratio_hi", r->ratio_hi);
+    FI("ratio_lo_rank", r->ratio_lo_rank);
+    FI("ratio_hi_rank", r->ratio_hi_rank);
+    FD("ratio_coverage", r->ratio_coverage);
+    FI("rounds", r->rounds);
+    FI("warmup", a->warmup);
+    FI("gradients_identical", r->gradients_identical);
+    FS("cell", a->m.cell->name);
+    FI("layers", a->m.layers);
+    FI("input", o->input);
+    FI("hidden", a->m.hidden);
+    FI("batch", a->m.batch);
+    FI("length", a->m.length);
+    FS("task", a->m.task);
+    FI("seed", a->m.seed);
+    FI("threads", o->threads);
+#undef FS
+#undef FI
+#undef FD
+}
+
+static const char rss_note[] =
+    "RSS is per process, not per plan, so it is not reported per plan";
+
+/* The whole output into b, in a->format. */
+static void write_output(const compare_out *o, bptt_strbuf *b)
+{
+    const compare_args *a = o->a;
+    static bptt_fields f;
+    bptt_meta meta;
+    bptt_meta_collect(&meta);
+    if (a->format == FORMAT_TEXT) {
+        const bptt_compare_result *r0 = &o->res[0];
+        bptt_strbuf_printf(b, "reference %s:%s; %zu rounds after %" PRId64
+                           " discarded, each plan's iteration next to one "
+                           "of the reference's, in one process\n",
+                           a->strategy[0]->name, a->memory[0], r0->rounds,
+                           a->warmup);
+        bptt_strbuf_printf(b, "%-10s %-10s %12s %14s %12s %12s %9s %20s %9s\n",
+                           "strategy", "memory", "forward_ops",
+                           "ckpt_peak_B", "s_median", "s_min", "ratio",
+                           "ratio_interval", "identical");
+        for (size_t p = 0; p < a->n; p++) {
+            const bptt_compare_result *r = &o->res[p];
+            char iv[48];
+            snprintf(iv, sizeof iv, "[%.4f, %.4f]", r->ratio_lo, r->ratio_hi);
+            bptt_strbuf_printf(b, "%-10s %-10s %12" PRId64 " %14zu %12.6g "
+                               "%12.6g %9.4f %20s %9s\n",
+                               a->strategy[p]->name, a->memory[p],
+                               r->ex.forward_ops, r->checkpoint_peak_bytes,
+                               r->seconds_median, r->seconds_min,
+                               r->ratio_median, iv,
+                               r->gradients_identical ? "yes" : "NO");
+        }
+        bptt_strbuf_printf(b, "interval: ratios of rank %zu and %zu of %zu, "
+                           "coverage %.2f%% (distribution-free, binomial(%zu, "
+                           "1/2))%s\n", r0->ratio_lo_rank, r0->ratio_hi_rank,
+                           r0->rounds, 100 * r0->ratio_coverage, r0->rounds,
+                           r0->ratio_coverage < BPTT_COMPARE_LEVEL
+                               ? "; too few rounds for 95%: the widest "
+                                 "interval there is"
+                               : "");
+        bptt_strbuf_printf(b, "the reference's ratio is against itself "
+                           "(neighbouring iterations of one plan: the "
+                           "noise)\n%s\n", rss_note);
+        return;
+    }
+    for (size_t p = 0; p < a->n; p++) {
+        collect(o, p, &f);
+        if (a->format == FORMAT_JSON) {
+            bptt_fields_write(&f, BPTT_FIELDS_JSON, &meta, b);
+            continue;
+        }
+        bptt_strbuf row = {0};
+        bptt_fields_write(&f, BPTT_FIELDS_CSV, p == 0 ? &meta : NULL, &row);
+        if (row.failed || !row.p) {
+            b->failed = 1;
+            bptt_strbuf_free(&row);
+            return;
+        }
+        const char *start = row.p;
+        if (p > 0) { /* the header once */
+            const char *nl = strchr(row.p, '\n');
+            start = nl ? nl + 1 : row.p + row.n;
+        }
+        bptt_strbuf_puts(b, start);
+        bptt_strbuf_free(&row);
+    }
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+/* The plans, every one checked: 0, or the error and its exit code. */
+static int make_plans(const compare_args *a, const bptt_session_sizes *z,
+                      int threads, const int64_t *budget_bytes,
+                      bptt_plan **plans, double *plan_bytes)
+{
+    const size_t T = (size_t)a->m.length;
+    const double hb = z->hidden_bytes, sb = z->internal_bytes;
+    const double full = z->full_checkpoint_bytes;
+    bptt_units u;
+    bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb);
+    const bptt_table_options topts = {.threads = threads};
+    *plan_bytes = 0;
+    for (size_t p = 0; p < a->n; p++) {
+        bptt_plan_stats ps;
+        int64_t min_bytes;
+        const char *name = a->strategy[p]->name;
+        const int rc = bptt_plan_make(name, T, (int64_t)hb, (int64_t)sb,
+                                      budget_bytes[p], &topts, &plans[p], &ps,
+                                      &min_bytes);
+        if (rc == BPTT_EINFEASIBLE)
+            return cli_error(EXIT_INFEASIBLE, CMD,
+                             "--plans item %zu (%s): budget %" PRId64 " bytes "
+                             "is infeasible for %s at length %zu; the "
+                             "smallest feasible budget is %" PRId64 " bytes "
+                             "(%.4g%% of full BPTT's %.0f)", p + 1,
+                             a->item[p], budget_bytes[p], name, T, min_bytes,
+                             100.0 * (double)min_bytes / full, full);
+        const int64_t m_units = budget_bytes[p] / u.quantum;
+        if (rc == BPTT_ETOOBIG && ps.forward_ops > 0)
+            return cli_plan_cost_fits(CMD, name, T, m_units, ps.forward_ops);
+        if (rc == BPTT_ETOOBIG || rc == BPTT_ENOMEM) {
+            char budget[160];
+            snprintf(budget, sizeof budget, "a budget of %s (%" PRId64
+                     " bytes)", a->memory[p], budget_bytes[p]);
+            return cli_table_error(CMD, rc, a->strategy[p], T,
+                                   u.hidden_units, u.internal_units, m_units,
+                                   budget);
+        }
+        if (rc != BPTT_OK)
+            return cli_error(1, CMD, "planning %s failed: %s", a->item[p],
+                             bptt_strerror(rc));
+        *plan_bytes += bptt_plan_bytes_bound(T, ps.forward_ops);
+    }
+    return 0;
+}
+
+static int compare(compare_args *a)
+{
+    bptt_session_sizes z;
+    int rc = run_preflight_sizes(CMD, &a->m, &z);
+    if (rc)
+        return rc;
+    int64_t budget_bytes[MAX_PLANS];
+    double held = 0; /* the most checkpoint bytes any plan may hold */
+    for (size_t p = 0; p < a->n; p++) {
+        const int v = run_memory_value(a->memory[p],
+                                       (int64_t)z.full_checkpoint_bytes,
+                                       (int64_t)z.hidden_bytes,
+                                       &budget_bytes[p]);
+        if (v != 0)
+            return cli_error(EXIT_USAGE, CMD, "--plans item %zu: %s is out "
+                             "of range for these sizes (give at most 4e18 "
+                             "bytes)", p + 1, a->memory[p]);
+        held = fmax(held, fmin((double)budget_bytes[p],
+                               z.full_checkpoint_bytes + z.hidden_bytes));
+    }
+    const double phys = (double)cli_phys_bytes();
+    if (z.fixed_bytes + held > phys)
+        return run_too_big(CMD, "with its largest budget this comparison "
+                           "would hold up to", z.fixed_bytes + held,
+                           "give smaller budgets in --plans, e.g. 5%");
+    int threads = (int)a->m.threads;
+#ifdef _OPENMP
+    if (threads > 0)
+        omp_set_num_threads(threads);
+    threads = omp_get_max_threads();
+#else
+    threads = 1;
+#endif
+    openblas_set_num_threads(threads);
+    bptt_plan *plans[MAX_PLANS] = {NULL};
+    bptt_compare_result res[MAX_PLANS];
+    bptt_mem *mem = NULL;
+    bptt_session *s = NULL;
+    double plan_bytes = 0;
+    rc = make_plans(a, &z, threads, budget_bytes, plans, &plan_bytes);
+    if (rc)
+        goto out;
+    if (z.fixed_bytes + held + plan_bytes > phys) {
+        rc = run_too_big(CMD, "with its plans this comparison would hold up "
+                         "to", z.fixed_bytes + held + plan_bytes,
+                         "use a smaller --length or fewer --plans");
+        goto out;
+    }
+    mem = bptt_mem_alloc();
+    if (!mem) {
+        rc = cli_error(1, CMD, "out of memory");
+        goto out;
+    }
+    bptt_session_spec sp;
+    run_session_spec(&a->m, &sp);
+    sp.optimizer = NULL; /* no updates: the same parameters throughout */
+    sp.keep_last_params = 0;
+    char why[4200] = "";
+    int st = bptt_session_open(&s, &sp, mem, why, sizeof why);
+    if (st != BPTT_OK) {
+        rc = st == BPTT_ENOMEM
+                 ? cli_error(1, CMD, "out of memory")
+                 : cli_error(EXIT_USAGE, CMD, "--task %s: %s", a->m.task, why);
+        goto out;
+    }
+    st = bptt_compare_run(s, (const bptt_plan *const *)plans, a->n,
+                          (size_t)a->rounds, (size_t)a->warmup, res);
+    if (st != BPTT_OK) {
+        rc = cli_error(1, CMD, "the comparison failed: %s%s",
+                       bptt_strerror(st),
+                       st == BPTT_ENONFINITE ? " (the loss or the gradients "
+                                               "of batch 0)"
+                                             : "");
+        goto out;
+    }
+    const compare_out o = {.a = a, .res = res, .budget_bytes = budget_bytes,
+                           .input = bptt_session_input(s),
+                           .threads = threads};
+    bptt_strbuf b = {0};
+    write_output(&o, &b);
+    bptt_compare_results_free(res, a->n);
+    if (b.failed) {
+        bptt_strbuf_free(&b);
+        rc = cli_error(1, CMD, "out of memory writing the result");
+        goto out;
+    }
+    if (b.p)
+        fwrite(b.p, 1, b.n, stdout);
+    bptt_strbuf_free(&b);
+    if (a->format == FORMAT_JSON)
+        cli_note(CMD, "%s", rss_note);
+out:
+    bptt_session_close(s);
+    for (size_t p = 0; p < a->n; p++)
+        bptt_plan_free(plans[p]);
+    bptt_mem_free(mem);
+    return rc;
+}
+
+int cli_compare(int argc, char **argv)
+{
+    compare_args a;
+    memset(&a, 0, sizeof a);
+    int help;
+    int rc = parse_args(argc, argv, &a, &help);
+    if (help) {
+        usage(stdout);
+        free(a.buf);
+        return 0;
+    }
+    if (rc == 0)
+        rc = compare(&a);
+    free(a.buf);
+    return rc;
+}

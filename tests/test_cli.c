@@ -254,6 +254,7 @@ typedef struct {
 #define PLAN(st, says, ...) {{"plan", __VA_ARGS__, NULL}, st, says}
 #define RUN(st, says, ...) {{"run", __VA_ARGS__, NULL}, st, says}
 #define SWEEP(st, says, ...) {{"sweep", __VA_ARGS__, NULL}, st, says}
+#define CMP(st, says, ...) {{"compare", __VA_ARGS__, NULL}, st, says}
 #define SW(st, says, ...) \
     {{"sweep", "--length", "10", "--out", "x", __VA_ARGS__, NULL}, st, says}
 #define SWR(st, says, ...)                                                   \
@@ -594,6 +595,41 @@ static const bad_case bad_cases[] = {
     RUN(2, "more than half of this machine's", "--length", "1000000",
         "--task", "adding", "--batch", "1", "--hidden", "1", "--strategy",
         "hsm", "--memory", "10%"),
+
+    /* ---- bptt compare ---- */
+    CMP(2, "--length is required", "--plans", "full:100%"),
+    CMP(2, "unknown strategy 'magic'", R("--plans", "full:100%,magic:5%")),
+    CMP(2, "unknown strategy ''", R("--plans", ":5%")),
+    CMP(2, "'lots' is not a budget", R("--plans", "msm:lots")),
+    CMP(2, "'200' is not a budget", R("--plans", "msm:200")),
+    CMP(2, "'' is not a budget", R("--plans", "msm:")),
+    CMP(2, "'-5%' is not a budget", R("--plans", "msm:-5%")),
+    CMP(2, "out of range", R("--plans", "msm:" BIG "B")),
+    CMP(2, "item 1 is empty", R("--plans", "")),
+    CMP(2, "item 2 is empty", R("--plans", "full:100%,")),
+    CMP(2, "item 2 is empty", R("--plans", "full:100%,,msm:5%")),
+    CMP(2, "item 1 is empty", R("--plans", ",msm:5%")),
+    CMP(2, "is not strategy:budget", R("--plans", "msm5%")),
+    CMP(2, "unknown strategy 'msm\\x1b[2J'", R("--plans",
+                                               "msm\x1b[2J:5%")),
+    CMP(2, "'5%\\nx' is not a budget", R("--plans", "msm:5%\nx")),
+    CMP(2, "'\\r' is not strategy:budget", R("--plans", "full:100%,\r")),
+    CMP(2, "more than 16 items",
+        R("--plans", "full:100%,msm:5%,msm:5%,msm:5%,msm:5%,msm:5%,msm:5%,"
+                     "msm:5%,msm:5%,msm:5%,msm:5%,msm:5%,msm:5%,msm:5%,"
+                     "msm:5%,msm:5%,msm:5%")),
+    CMP(2, "--rounds", R("--rounds", "0")),
+    CMP(2, "--rounds", R("--rounds", "x")),
+    CMP(2, "--warmup", R("--warmup", "-1")),
+    CMP(2, "--format", R("--format", "xml")),
+    CMP(2, "unknown cell 'qrnn'", R("--cell", "qrnn")),
+    CMP(2, "--layers", R("--layers", "17")),
+    CMP(2, "--task text:adir", R("--task", "text:adir")),
+    CMP(2, "unexpected argument", R("extra")),
+    CMP(2, "unknown option '--memory'", R("--memory", "5%")),
+    CMP(3, "the smallest feasible budget is 64 bytes",
+        R("--plans", "full:100%,msm:1%")),
+    CMP(3, "item 1 (full:50%)", R("--plans", "full:50%,msm:5%")),
 
     /* ---- bptt sweep ---- */
     {{"sweep", NULL}, 2, "--length is required"},
@@ -1240,8 +1276,8 @@ START_TEST(test_help_and_version)
     memcpy(top, r.out, sizeof top);
     /* every subcommand answers --version with the same line, doing
      * nothing else (not even checking the other arguments) */
-    static const char *const cmds[] = {"plan", "run", "sweep"};
-    for (size_t i = 0; i < 3; i++) {
+    static const char *const cmds[] = {"plan", "run", "sweep", "compare"};
+    for (size_t i = 0; i < 4; i++) {
         run(&r, (const char *[]){cmds[i], "--version", NULL});
         ck_assert_int_eq(r.status, 0);
         ck_assert_str_eq(r.out, top);
@@ -1258,7 +1294,8 @@ END_TEST
  * appears in the usage block (the lines before the first blank line). */
 START_TEST(test_usage_names_every_option)
 {
-    static const char *const cmds[] = {"plan", "run", "validate", "sweep"};
+    static const char *const cmds[] = {"plan", "run", "validate", "sweep",
+                                       "compare"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         result r;
         run(&r, (const char *[]){cmds[i], "--help", NULL});
@@ -1598,6 +1635,106 @@ static void write_path(const char *path, const char *text, size_t len)
     ck_assert_uint_eq(fwrite(text, 1, len, f), len);
     ck_assert_int_eq(fclose(f), 0);
 }
+
+/* ---- bptt compare's outputs ------------------------------------------------ */
+
+/* A good comparison of three plans: json has one object per plan and line,
+ * each with the fields the command promises, gradients identical, the
+ * plans in the order given, and it parses (python3 json.loads, line by
+ * line; skipped by name where /usr/bin/python3 is absent); csv is the
+ * meta line, the header and one row per plan; text has a row per plan
+ * and says once that RSS is per process.  Nothing is asserted of the
+ * seconds but that they are numbers. */
+START_TEST(test_compare_outputs)
+{
+    static result r;
+    char dir[64];
+    make_scratch(dir, sizeof dir);
+    run(&r, (const char *[]){"compare", R("--plans",
+                             "full:100%,msm:5%,chen:100%", "--rounds", "5",
+                             "--warmup", "0", "--format", "json"), NULL});
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_int_eq(count_lines(r.out), 3);
+    ck_assert_int_eq(own_lines(r.err), 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "RSS is per process, not per plan"));
+    static const char *const fields[] = {
+        "\"strategy\":", "\"memory_given\":", "\"memory_budget_bytes\":",
+        "\"forward_ops\":", "\"checkpoint_peak_bytes\":",
+        "\"total_tracked_peak_bytes\":", "\"seconds_median\":",
+        "\"seconds_min\":", "\"ratio_median\":", "\"ratio_lo\":",
+        "\"ratio_hi\":", "\"ratio_coverage\":0.9375", "\"rounds\":5",
+        "\"gradients_identical\":1", "\"record_format\":"};
+    static const char *const names[] = {"\"strategy\":\"full\"",
+                                        "\"strategy\":\"msm\"",
+                                        "\"strategy\":\"chen\""};
+    const char *line = r.out;
+    for (size_t p = 0; p < 3; p++) {
+        const char *end = strchr(line, '\n');
+        ck_assert_ptr_nonnull(end);
+        char one[8192];
+        snprintf(one, sizeof one, "%.*s", (int)(end - line), line);
+        for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+            ck_assert_msg(strstr(one, fields[i]), "plan %zu lacks %s: %s", p,
+                          fields[i], one);
+        ck_assert_msg(strstr(one, names[p]), "plan %zu: %s", p, one);
+        ck_assert_msg(!strstr(one, "rss"), "plan %zu reports RSS: %s", p,
+                      one);
+        line = end + 1;
+    }
+    char path[256], log[256];
+    snprintf(path, sizeof path, "%s/compare.json", dir);
+    snprintf(log, sizeof log, "%s/python.log", dir);
+    write_path(path, r.out, strlen(r.out));
+    if (access("/usr/bin/python3", X_OK) != 0) {
+        fprintf(stderr, "test_compare_outputs: /usr/bin/python3 is absent: "
+                        "the json is not parsed\n");
+    } else {
+        static const char py[] =
+            "import json, sys\n"
+            "rows = [json.loads(l) for l in open(sys.argv[1])]\n"
+            "assert len(rows) == 3, len(rows)\n"
+            "for i, r in enumerate(rows):\n"
+            "    assert r['plan'] == i and r['gradients_identical'] == 1\n"
+            "    assert r['ratio_lo'] <= r['ratio_median'] <= r['ratio_hi']\n"
+            "    assert r['ratio_lo'] > 0 and r['forward_ops'] >= 20\n"
+            "assert rows[0]['reference'] == 1 and rows[1]['reference'] == 0\n"
+            "assert rows[1]['checkpoint_peak_bytes'] < "
+            "rows[0]['checkpoint_peak_bytes']\n";
+        ck_assert_msg(run_prog((const char *[]){"/usr/bin/python3", "-c", py,
+                                                path, NULL},
+                               log) == 0,
+                      "python3 refuses the json of bptt compare: %s", r.out);
+    }
+    /* csv: the meta line, the header, a row per plan */
+    run(&r, (const char *[]){"compare", R("--plans", "full:100%,msm:5%",
+                             "--rounds", "3", "--format", "csv"), NULL});
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_int_eq(count_lines(r.out), 4);
+    ck_assert_msg(strncmp(r.out, "# {\"meta\":{\"record_format\":", 27) == 0,
+                  "%s", r.out);
+    const char *header = strchr(r.out, '\n') + 1;
+    ck_assert_msg(strncmp(header, "plan,reference,strategy,memory_given,"
+                                  "memory_budget_bytes,forward_ops,", 55) == 0,
+                  "%s", header);
+    const char *row1 = strchr(header, '\n') + 1;
+    ck_assert_msg(strncmp(row1, "0,1,full,100%,", 14) == 0, "%s", row1);
+    const char *row2 = strchr(row1, '\n') + 1;
+    ck_assert_msg(strncmp(row2, "1,0,msm,5%,", 11) == 0, "%s", row2);
+    /* text: a row per plan, the note once */
+    run(&r, (const char *[]){"compare", R("--plans", "full:100%,msm:5%",
+                             "--rounds", "3"), NULL});
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_str_eq(r.err, "");
+    const char *note = strstr(r.out, "RSS is per process, not per plan");
+    ck_assert_ptr_nonnull(note);
+    ck_assert_ptr_null(strstr(note + 1, "RSS is per process"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\nfull "));
+    ck_assert_ptr_nonnull(strstr(r.out, "\nmsm "));
+    ck_assert_ptr_nonnull(strstr(r.out, "coverage 75.00%"));
+    ck_assert_ptr_nonnull(strstr(r.out, "too few rounds for 95%"));
+    remove_scratch(dir);
+}
+END_TEST
 
 /* Python's checks of the outputs of each case, given as three arguments:
  * the json output, the csv output, the --task value (bytes as given).
@@ -2465,6 +2602,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_run_progress_tty);
     tcase_add_test(tc, test_run_measurements);
     tcase_add_test(tc, test_run_memory_trace);
+    tcase_add_test(tc, test_compare_outputs);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

@@ -45,8 +45,8 @@ typedef struct {
     char *buf; /* a copy of --plans, cut into its items */
     const bptt_strategy *strategy[MAX_PLANS];
     const char *memory[MAX_PLANS];
-    const char *item[MAX_PLANS]; /* "msm:5%" as given, for messages */
-    char items[MAX_PLANS][80];
+    const char *item[MAX_PLANS]; /* "msm:5%" as given, in --plans */
+    int item_len[MAX_PLANS];
 } compare_args;
 
 static void usage(FILE *f)
@@ -118,8 +118,8 @@ static int parse_plans(compare_args *a)
         if (a->n == MAX_PLANS)
             return cli_error(EXIT_USAGE, CMD, "--plans: more than %d items "
                              "(give at most %d)", MAX_PLANS, MAX_PLANS);
-        snprintf(a->items[a->n], sizeof a->items[a->n], "%s", p);
-        a->item[a->n] = a->items[a->n];
+        a->item[a->n] = a->plans + (p - a->buf);
+        a->item_len[a->n] = (int)strlen(p);
         char *colon = strchr(p, ':');
         if (!colon)
             return cli_error(EXIT_USAGE, CMD, "--plans: item %zu '%s' is not "
@@ -350,11 +350,11 @@ static int make_plans(const compare_args *a, const bptt_session_sizes *z,
                                       &min_bytes);
         if (rc == BPTT_EINFEASIBLE)
             return cli_error(EXIT_INFEASIBLE, CMD,
-                             "--plans item %zu (%s): budget %" PRId64 " bytes "
+                             "--plans item %zu (%.*s): budget %" PRId64 " bytes "
                              "is infeasible for %s at length %zu; the "
                              "smallest feasible budget is %" PRId64 " bytes "
                              "(%.4g%% of full BPTT's %.0f)", p + 1,
-                             a->item[p], budget_bytes[p], name, T, min_bytes,
+                             a->item_len[p], a->item[p], budget_bytes[p], name, T, min_bytes,
                              100.0 * (double)min_bytes / full, full);
         const int64_t m_units = budget_bytes[p] / u.quantum;
         if (rc == BPTT_ETOOBIG && ps.forward_ops > 0)
@@ -368,8 +368,8 @@ static int make_plans(const compare_args *a, const bptt_session_sizes *z,
                                    budget);
         }
         if (rc != BPTT_OK)
-            return cli_error(1, CMD, "planning %s failed: %s", a->item[p],
-                             bptt_strerror(rc));
+            return cli_error(1, CMD, "planning %.*s failed: %s",
+                             a->item_len[p], a->item[p], bptt_strerror(rc));
         *plan_bytes += bptt_plan_bytes_bound(T, ps.forward_ops);
     }
     return 0;

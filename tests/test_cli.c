@@ -1643,7 +1643,8 @@ static void write_path(const char *path, const char *text, size_t len)
  * plans in the order given, and it parses (python3 json.loads, line by
  * line; skipped by name where /usr/bin/python3 is absent); csv is the
  * meta line, the header and one row per plan; text has a row per plan
- * and says once that RSS is per process.  Nothing is asserted of the
+ * and says once that RSS is per process (json and csv on stderr, in one
+ * line).  Nothing is asserted of the
  * seconds but that they are numbers. */
 START_TEST(test_compare_outputs)
 {
@@ -1710,6 +1711,8 @@ START_TEST(test_compare_outputs)
                              "--rounds", "3", "--format", "csv"), NULL});
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     ck_assert_int_eq(count_lines(r.out), 4);
+    ck_assert_int_eq(own_lines(r.err), 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "RSS is per process, not per plan"));
     ck_assert_msg(strncmp(r.out, "# {\"meta\":{\"record_format\":", 27) == 0,
                   "%s", r.out);
     const char *header = strchr(r.out, '\n') + 1;

@@ -401,7 +401,16 @@ static int compare(compare_args *a)
                            "would hold up to", z.fixed_bytes + held,
                            "give smaller budgets in --plans, e.g. 5%");
     int threads = (int)a->m.threads;
+    int64_t largest = 0;
+    for (size_t p = 0; p < a->n; p++)
+        if (budget_bytes[p] > largest)
+            largest = budget_bytes[p];
 #ifdef _OPENMP
+    /* before OpenBLAS is given the threads (it then maps their buffers) */
+    if ((rc = run_address_space_room(CMD, threads > 0 ? threads
+                                                      : omp_get_max_threads(),
+                                     &z, largest)) != 0)
+        return rc;
     if (threads > 0)
         omp_set_num_threads(threads);
     threads = omp_get_max_threads();
@@ -464,7 +473,7 @@ static int compare(compare_args *a)
     if (b.p)
         fwrite(b.p, 1, b.n, stdout);
     bptt_strbuf_free(&b);
-    if (a->format == FORMAT_JSON)
+    if (a->format != FORMAT_TEXT) /* the records stay records */
         cli_note(CMD, "%s", rss_note);
 out:
     bptt_session_close(s);

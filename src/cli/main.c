@@ -23,10 +23,12 @@ static char *digits(char *buf, size_t cap, long long n)
     return p;
 }
 
-/* The --threads K of `bptt run` in argv (its last value), or 0. */
+/* The --threads K of `bptt run` or `bptt compare` in argv (its last
+ * value), or 0. */
 static int run_threads(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "run") != 0)
+    if (argc < 2 ||
+        (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "compare") != 0))
         return 0;
     int k = 0;
     for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {

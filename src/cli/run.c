@@ -267,8 +267,8 @@ static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
  * buffers of the threads beyond those it started with (each would
  * otherwise spin in OpenBLAS's allocator when it first calls it) and for
  * what the run holds; 0, or the one-line refusal and EXIT_USAGE. */
-static int address_space_room(int threads, const run_sizes *z,
-                              int64_t budget_bytes)
+int run_address_space_room(const char *cmd, int threads,
+                           const bptt_session_sizes *z, int64_t budget_bytes)
 {
     int64_t left, limit;
     if (!cli_address_space_left(&left, &limit))
@@ -286,7 +286,7 @@ static int address_space_room(int threads, const run_sizes *z,
         z->fixed_bytes + held + (double)CLI_AS_SLACK_BYTES;
     if (need < 9e18 && cli_address_space_fits((int64_t)need) == 0)
         return 0;
-    return cli_error(EXIT_USAGE, CMD, "the address-space limit (ulimit -v "
+    return cli_error(EXIT_USAGE, cmd, "the address-space limit (ulimit -v "
                      "%lld) leaves no room for this run: %d threads (OpenBLAS "
                      "reserves 128 MiB for each beyond the %d it started with) "
                      "and %.1f MiB of data, checkpoints and working set; "
@@ -560,7 +560,8 @@ int cli_run(int argc, char **argv)
     int threads = (int)a.threads;
 #ifdef _OPENMP
     /* before OpenBLAS is given the threads (it then maps their buffers) */
-    if ((rc = address_space_room(threads > 0 ? threads : omp_get_max_threads(),
+    if ((rc = run_address_space_room(CMD, threads > 0 ? threads
+                                                      : omp_get_max_threads(),
                                  &z, budget_bytes)) != 0)
         return rc;
     if (threads > 0)

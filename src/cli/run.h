@@ -58,6 +58,13 @@ int run_preflight_sizes(const char *cmd, const run_args *a,
 int run_too_big(const char *cmd, const char *what, double need,
                 const char *advice);
 
+/* Under an address-space limit (ulimit -v): room for the OpenBLAS buffers
+ * of threads beyond those it started with and for what a run of sizes z
+ * and budget_bytes holds: 0, or the one-line refusal for cmd and
+ * EXIT_USAGE. */
+int run_address_space_room(const char *cmd, int threads,
+                           const bptt_session_sizes *z, int64_t budget_bytes);
+
 /* The usage text (--help), onto f. */
 void run_usage(FILE *f);
 

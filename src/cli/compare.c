@@ -59,14 +59,14 @@ static void usage(FILE *f)
         "                    [--format text|json|csv] [--help]\n"
         "\n"
         "Times plans against a reference inside one process: in each round\n"
-        "every plan's iteration runs next to one of the reference (which goes\n"
-        "first alternates), all on one batch with the same parameters (no\n"
-        "updates), and the ratio of the two is kept.  Reports per plan the\n"
-        "forward ops and measured checkpoint bytes, median and least seconds,\n"
-        "the median ratio to the reference with a distribution-free 95%\n"
-        "interval (order statistics), and whether its gradients were\n"
-        "bit-identical to the reference's in every iteration.  The\n"
-        "reference is also paired with itself: its ratio shows the noise.\n"
+        "every plan's iteration runs next to one of the reference's (which of\n"
+        "the two goes first alternates), all on one batch with the same\n"
+        "parameters (no updates), and the ratio of the two is kept.  Reports\n"
+        "per plan the forward ops and measured checkpoint bytes, median and\n"
+        "least seconds, the median ratio to the reference with a\n"
+        "distribution-free 95% interval (order statistics), and whether its\n"
+        "gradients were bit-identical to the reference's in every iteration.\n"
+        "The reference is also paired with itself: its ratio shows the noise.\n"
         "\n"
         "  --plans LIST    strategy:budget items, comma-separated, the first\n"
         "                  the reference (default full:100%,msm:5%); budgets\n"
@@ -350,11 +350,12 @@ static int make_plans(const compare_args *a, const bptt_session_sizes *z,
                                       &min_bytes);
         if (rc == BPTT_EINFEASIBLE)
             return cli_error(EXIT_INFEASIBLE, CMD,
-                             "--plans item %zu (%.*s): budget %" PRId64 " bytes "
-                             "is infeasible for %s at length %zu; the "
+                             "--plans item %zu (%.*s): budget %" PRId64
+                             " bytes is infeasible for %s at length %zu; the "
                              "smallest feasible budget is %" PRId64 " bytes "
                              "(%.4g%% of full BPTT's %.0f)", p + 1,
-                             a->item_len[p], a->item[p], budget_bytes[p], name, T, min_bytes,
+                             a->item_len[p], a->item[p], budget_bytes[p],
+                             name, T, min_bytes,
                              100.0 * (double)min_bytes / full, full);
         const int64_t m_units = budget_bytes[p] / u.quantum;
         if (rc == BPTT_ETOOBIG && ps.forward_ops > 0)

@@ -401,24 +401,13 @@ static int compare(compare_args *a)
         return run_too_big(CMD, "with its largest budget this comparison "
                            "would hold up to", z.fixed_bytes + held,
                            "give smaller budgets in --plans, e.g. 5%");
-    int threads = (int)a->m.threads;
     int64_t largest = 0;
     for (size_t p = 0; p < a->n; p++)
         if (budget_bytes[p] > largest)
             largest = budget_bytes[p];
-#ifdef _OPENMP
-    /* before OpenBLAS is given the threads (it then maps their buffers) */
-    if ((rc = run_address_space_room(CMD, threads > 0 ? threads
-                                                      : omp_get_max_threads(),
-                                     &z, largest)) != 0)
+    int threads;
+    if ((rc = run_set_threads(CMD, a->m.threads, &z, largest, &threads)))
         return rc;
-    if (threads > 0)
-        omp_set_num_threads(threads);
-    threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
-    openblas_set_num_threads(threads);
     bptt_plan *plans[MAX_PLANS] = {NULL};
     bptt_compare_result res[MAX_PLANS];
     bptt_mem *mem = NULL;

@@ -296,6 +296,30 @@ int run_address_space_room(const char *cmd, int threads,
                      cli_address_space_advice(limit - left, (int64_t)need));
 }
 
+int run_set_threads(const char *cmd, int64_t asked,
+                    const bptt_session_sizes *z, int64_t budget_bytes,
+                    int *threads)
+{
+    int n = (int)asked;
+#ifdef _OPENMP
+    /* before OpenBLAS is given the threads (it then maps their buffers) */
+    const int rc = run_address_space_room(cmd, n > 0 ? n
+                                                    : omp_get_max_threads(),
+                                          z, budget_bytes);
+    if (rc != 0)
+        return rc;
+    if (n > 0)
+        omp_set_num_threads(n);
+    n = omp_get_max_threads();
+#else
+    (void)cmd, (void)z, (void)budget_bytes;
+    n = 1;
+#endif
+    openblas_set_num_threads(n);
+    *threads = n;
+    return 0;
+}
+
 /* What a run holds while it iterates. */
 typedef struct {
     const run_args *a;
@@ -557,20 +581,9 @@ int cli_run(int argc, char **argv)
     bptt_units u;
     bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb);
     const int64_t budget_units = budget_bytes / u.quantum;
-    int threads = (int)a.threads;
-#ifdef _OPENMP
-    /* before OpenBLAS is given the threads (it then maps their buffers) */
-    if ((rc = run_address_space_room(CMD, threads > 0 ? threads
-                                                      : omp_get_max_threads(),
-                                 &z, budget_bytes)) != 0)
+    int threads;
+    if ((rc = run_set_threads(CMD, a.threads, &z, budget_bytes, &threads)))
         return rc;
-    if (threads > 0)
-        omp_set_num_threads(threads);
-    threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
-    openblas_set_num_threads(threads);
     /* plan once (bptt_plan_make): an infeasible budget is refused before
      * any table is built, a table or plan past half of memory before it
      * is made */

@@ -65,6 +65,14 @@ int run_too_big(const char *cmd, const char *what, double need,
 int run_address_space_room(const char *cmd, int threads,
                            const bptt_session_sizes *z, int64_t budget_bytes);
 
+/* The threads of a run: asked (0: OpenMP's default) given to OpenMP and
+ * OpenBLAS, after run_address_space_room made sure their buffers fit
+ * (budget_bytes: the largest checkpoint budget).  0 with *threads set, or
+ * the refusal's exit code. */
+int run_set_threads(const char *cmd, int64_t asked,
+                    const bptt_session_sizes *z, int64_t budget_bytes,
+                    int *threads);
+
 /* The usage text (--help), onto f. */
 void run_usage(FILE *f);
 

@@ -342,19 +342,6 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
 
 /* ---- shared with `bptt sweep` (cli.h) ------------------------------------ */
 
-const char *cli_slots_text(char *buf, size_t cap, int64_t units, int64_t unit)
-{
-    if (unit <= 1 || units % unit == 0) {
-        snprintf(buf, cap, "%" PRId64, unit > 1 ? units / unit : units);
-        return buf;
-    }
-    snprintf(buf, cap, "%.6f", (double)units / (double)unit);
-    char *end = buf + strlen(buf) - 1;
-    while (*end == '0')
-        *end-- = '\0';
-    return buf;
-}
-
 int cli_plan_record_json(const cli_plan_record *r, char *buf, size_t cap)
 {
     const int64_t u = r->unit > 1 ? r->unit : 1;

@@ -329,6 +329,19 @@ int cli_parse_budget(const char *cmd, const char *text, int64_t full,
                      text, hi);
 }
 
+const char *cli_slots_text(char *buf, size_t cap, int64_t units, int64_t unit)
+{
+    if (unit <= 1 || units % unit == 0) {
+        snprintf(buf, cap, "%" PRId64, unit > 1 ? units / unit : units);
+        return buf;
+    }
+    snprintf(buf, cap, "%.6f", (double)units / (double)unit);
+    char *end = buf + strlen(buf) - 1;
+    while (*end == '0')
+        *end-- = '\0';
+    return buf;
+}
+
 int cli_slots_units(const char *cmd, const char *opt, const bptt_budget *b,
                     const char *text, int64_t unit, const char *alpha,
                     int64_t *out)

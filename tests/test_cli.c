@@ -1765,7 +1765,7 @@ static const char py_check[] =
     "    body = text[text.index('\\n') + 1:]\n"
     "    rows = list(csv.reader(io.StringIO(body, newline='')))\n"
     "    assert len(rows) == 2, (cf, rows)\n"
-    "    assert len(rows[0]) == len(rows[1]) == 53, (cf, rows)\n"
+    "    assert len(rows[0]) == len(rows[1]) == 54, (cf, rows)\n"
     "    got = rows[1][rows[0].index('task')]\n"
     "    want = raw.decode('latin-1')\n"
     "    assert got == want, (cf, got, want)\n";
@@ -2450,6 +2450,32 @@ START_TEST(test_run_measurements)
             ck_assert_msg(strstr(r.out, pat), "%s: no %s in %s", fmt[f],
                           timing_fields[i], r.out);
         }
+        /* one timed iteration: text says its median is not robust */
+        ck_assert_msg((strstr(r.out, "\nnote ") != NULL) == (f == 1),
+                      "%s: %s", fmt[f], r.out);
+    }
+    /* the default: a warm-up and five timed iterations, no note */
+    static const char *const counts[][3] = {
+        {NULL, "6", "5"}, {"5", "5", "4"}, {"6", "6", "5"}, {"1", "1", "1"}};
+    for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+        const char *argv[16] = {"run", "--cell", "rnn", "--length", "10",
+                                "--hidden", "4", "--batch", "2",
+                                "--threads", "1", "--format", "text"};
+        size_t k = 13;
+        if (counts[c][0]) {
+            argv[k++] = "--iters";
+            argv[k++] = counts[c][0];
+        }
+        argv[k] = NULL;
+        run(&r, argv);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        char want[160];
+        snprintf(want, sizeof want, "\n%-32s %s\n%-32s %s\n", "iters",
+                 counts[c][1], "timed_iters", counts[c][2]);
+        ck_assert_msg(strstr(r.out, want), "no '%s' in %s", want, r.out);
+        const int few = atoi(counts[c][2]) < 5;
+        ck_assert_msg((strstr(r.out, "\nnote ") != NULL) == few, "%s",
+                      r.out);
     }
 }
 END_TEST

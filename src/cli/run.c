@@ -146,6 +146,7 @@ static void collect(const run_args *a, const run_result *r, bptt_fields *f)
     FD("steal_seconds", r->time.steal_seconds);
     FI("disturbed_iters", r->time.disturbed_iters);
     FI("iters", a->iters);
+    FI("timed_iters", r->time.timed_iters);
     FD("loss_first", r->loss_first);
     FD("loss_last", r->loss_last);
     FD("grad_norm", r->grad_norm);
@@ -176,6 +177,15 @@ static int make_result(const run_args *a, const run_result *r, char **text,
                        : a->format == FORMAT_CSV ? BPTT_FIELDS_CSV
                                                  : BPTT_FIELDS_TEXT;
     bptt_fields_write(&f, format, &meta, &b);
+    /* for people: a median of too few iterations is said to be one (json
+     * and csv carry timed_iters for programs to judge) */
+    if (format == BPTT_FIELDS_TEXT && r->time.timed_iters < RUN_ROBUST_TIMED)
+        bptt_strbuf_printf(&b, "%-32s only %lld iteration%s timed after the "
+                           "warm-up: seconds_per_iter is not a robust "
+                           "median (give --iters %d or more)\n", "note",
+                           (long long)r->time.timed_iters,
+                           r->time.timed_iters == 1 ? "" : "s",
+                           RUN_ROBUST_TIMED + 1);
     *len = b.n;
     *text = bptt_strbuf_take(&b);
     return *text ? 0 : ENOMEM;

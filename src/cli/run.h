@@ -73,6 +73,10 @@ int run_set_threads(const char *cmd, int64_t asked,
                     const bptt_session_sizes *z, int64_t budget_bytes,
                     int *threads);
 
+/* The timed iterations (after the one warm-up) whose median the text
+ * output calls robust; the default --iters times that many. */
+#define RUN_ROBUST_TIMED 5
+
 /* The usage text (--help), onto f. */
 void run_usage(FILE *f);
 

@@ -47,7 +47,8 @@ void run_usage(FILE *f)
         "  --memory M      checkpoint budget: bytes with a unit (64MiB, 512KiB,\n"
         "                  100000B), a share of full BPTT's checkpoint bytes\n"
         "                  (5%), or hidden-state slots (200slots); default 100%\n"
-        "  --iters N       training iterations (default 3)\n"
+        "  --iters N       training iterations (default 6: a warm-up, then\n"
+        "                  five timed, whose median is seconds_per_iter)\n"
         "  --seed S        seed of parameters and data (default 1)\n"
         "  --threads K     OpenMP and OpenBLAS threads (default: all cores)\n"
         "  --task T        copy (default), adding, or text:FILE\n"
@@ -166,7 +167,7 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
     const char *seen[CLI_MAX_OPTIONS] = {NULL};
     run_model_defaults(a);
     a->strategy = bptt_strategy_find("msm");
-    a->iters = 3;
+    a->iters = RUN_ROBUST_TIMED + 1; /* a warm-up, then a robust median */
     a->memory = "100%";
     a->optimizer = "sgd";
     a->format = FORMAT_TEXT;

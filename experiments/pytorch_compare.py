@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""experiments/pytorch_compare.py: bptt-msm beside PyTorch (issue 5).
+"""experiments/pytorch_compare.py: bptt-msm beside PyTorch.
 
 Run through experiments/pytorch-compare, which checks that Debian's
 python3-torch is there.  Two parts:

@@ -45,4 +45,10 @@ typedef struct {
  * --help, or the one-line error printed and EXIT_USAGE. */
 int plan_parse_args(int argc, char **argv, plan_args *a, int *help);
 
+/* The usage text (--help), onto f. */
+void plan_usage(FILE *f);
+
+/* The most lines --curve prints. */
+#define MAX_CURVE 10000000
+
 #endif

@@ -1,22 +1,17 @@
 /* grid.c: the grid of a sweep (see grid.h): settings, the config file,
- * values, lists and ranges, the points and the grid's identity. */
+ * values, lists and ranges, the grid built and checked; its points and its
+ * identity in the header line are grid_points.c's. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "bptt.h"
 #include "budget.h"
-#include "cell.h"
 #include "data.h"
 #include "grid.h"
-#include "json.h"
-#include "meta.h"
 #include "model.h"
 
 enum { PLAN = BPTT_GRID_PLAN, RUN = BPTT_GRID_RUN };
@@ -219,17 +214,7 @@ int bptt_grid_config(bptt_grid *g, const char *path, const char *text,
 /* A decimal integer filling all of text (no sign but '-', no spaces). */
 static int parse_i64(const char *text, int64_t *out)
 {
-    if (!*text || *text == '+' || *text == ' ' || *text == '\t')
-        return -1;
-    char *end;
-    errno = 0;
-    const long long v = strtoll(text, &end, 10);
-    if (*end || end == text)
-        return -1;
-    if (errno == ERANGE)
-        return -2;
-    *out = (int64_t)v;
-    return 0;
+    return bptt_parse_whole(text, strlen(text), out);
 }
 
 static int vals_push(bptt_grid_axis *v, const char *text, int64_t num)
@@ -623,124 +608,4 @@ int bptt_grid_check_config(const char *path, const char *text, size_t len,
         rc = bptt_grid_build(&g, err);
     bptt_grid_free(&g);
     return rc;
-}
-
-/* ---- points ------------------------------------------------------------- */
-
-void bptt_grid_decode(const bptt_grid *g, size_t k,
-                      size_t idx[BPTT_GRID_AXES])
-{
-    for (int a = BPTT_GRID_AXES - 1; a >= 0; a--) {
-        idx[a] = 0;
-        if (g->applies[a] && g->ax[a].n) {
-            idx[a] = k % g->ax[a].n;
-            k /= g->ax[a].n;
-        }
-    }
-}
-
-const char *bptt_grid_value(const bptt_grid *g, const size_t *idx, int a)
-{
-    return g->ax[a].n ? g->ax[a].text[idx[a]] : NULL;
-}
-
-char *bptt_grid_point_text(const bptt_grid *g, size_t k)
-{
-    size_t idx[BPTT_GRID_AXES];
-    bptt_grid_decode(g, k, idx);
-    bptt_strbuf b = {0};
-    bptt_strbuf_printf(&b, "point %zu of %zu (", k, g->n_points);
-    int first = 1;
-    for (int a = 0; a < BPTT_GRID_AXES; a++)
-        if (g->applies[a] && g->ax[a].n) {
-            bptt_strbuf_printf(&b, "%s%s=%s", first ? "" : " ",
-                               bptt_grid_keys[a].name,
-                               bptt_grid_value(g, idx, a));
-            first = 0;
-        }
-    bptt_strbuf_puts(&b, ")");
-    return bptt_strbuf_take(&b);
-}
-
-/* ---- the header line ---------------------------------------------------- */
-
-char *bptt_grid_header(const bptt_grid *g)
-{
-    bptt_meta m;
-    bptt_meta_collect(&m);
-    /* reproducible dates (https://reproducible-builds.org/specs/) */
-    const char *epoch = getenv("SOURCE_DATE_EPOCH");
-    int64_t secs;
-    if (epoch && parse_i64(epoch, &secs) == 0 && secs >= 0) {
-        const time_t t = (time_t)secs;
-        struct tm tm;
-        if (gmtime_r(&t, &tm))
-            strftime(m.date, sizeof m.date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    }
-    char meta[BPTT_META_JSON_MAX];
-    bptt_meta_json(&m, meta, sizeof meta);
-    bptt_strbuf b = {0};
-    bptt_strbuf_printf(&b, "{\"meta\":{%s,\"sweep\":{\"mode\":\"%s\","
-                       "\"points\":%zu,\"axes\":\"", meta,
-                       bptt_grid_mode_name(g->mode), g->n_points);
-    int first = 1;
-    for (int k = 0; k < BPTT_GRID_AXES; k++)
-        if (g->applies[k]) {
-            bptt_strbuf_printf(&b, "%s%s", first ? "" : ",",
-                               bptt_grid_keys[k].name);
-            first = 0;
-        }
-    bptt_strbuf_puts(&b, "\",\"grid\":");
-    bptt_strbuf_json(&b, g->desc);
-    bptt_strbuf_printf(&b, ",\"grid_hash\":\"%s\"}}}\n", g->hash);
-    return bptt_strbuf_take(&b);
-}
-
-int bptt_grid_header_matches(const bptt_grid *g, const char *line,
-                             char other_hash[17])
-{
-    if (strncmp(line, "# ", 2) == 0)
-        line += 2;
-    if (strncmp(line, "{\"meta\":{", 9) != 0)
-        return -1;
-    const char *nl = strchr(line, '\n');
-    const size_t len = nl ? (size_t)(nl - line) : strlen(line);
-    const char *h = strstr(line, "\"grid_hash\":\"");
-    if (!h || h > line + len)
-        return -1;
-    snprintf(other_hash, 17, "%.16s", h + 13);
-    bptt_strbuf want = {0};
-    bptt_strbuf_puts(&want, "\"grid\":");
-    bptt_strbuf_json(&want, g->desc);
-    bptt_strbuf_puts(&want, ",");
-    const char *at = want.failed ? NULL : strstr(line, want.p);
-    const int ok = at && at + want.n <= line + len;
-    bptt_strbuf_free(&want);
-    return ok;
-}
-
-/* The value of "key":"..." in a header line, decoded ("" if absent or not
- * a whole JSON string; cut to cap). */
-static void header_string(const char *line, const char *key, char *out,
-                          size_t cap)
-{
-    char k[64];
-    snprintf(k, sizeof k, "\"%s\":\"", key);
-    const char *p = strstr(line, k);
-    out[0] = '\0';
-    if (p) {
-        p += strlen(k) - 1; /* at the value's opening quote */
-        bptt_json_read_string(p, strlen(p), out, cap);
-    }
-}
-
-int bptt_grid_header_same_build(const char *line, char *was, size_t cap)
-{
-    bptt_meta m;
-    bptt_meta_collect(&m);
-    char v[64], g[128];
-    header_string(line, "version", v, sizeof v);
-    header_string(line, "git_revision", g, sizeof g);
-    snprintf(was, cap, "%s (git %s)", v, g);
-    return strcmp(v, m.version) == 0 && strcmp(g, m.git_revision) == 0;
 }

@@ -26,6 +26,7 @@
 #endif
 
 #include "bptt.h"
+#include "optim.h"
 #include "session.h"
 
 void openblas_set_num_threads(int);

@@ -54,6 +54,7 @@
 #include "exec.h"
 #include "mem.h"
 #include "model.h"
+#include "optim.h"
 #include "rig.h"
 
 #define TRAIN_STEPS 3

@@ -188,16 +188,4 @@ void bptt_model_flops(const bptt_model *m, bptt_flops *f);
 /* sqrt of the sum of squared gradients (in double). */
 double bptt_model_grad_norm(const bptt_model *m);
 
-/* ---- optimizers: one flat loop over the arena --------------------------- */
-
-typedef struct bptt_optimizer bptt_optimizer;
-/* Reals of optimizer state per parameter: sgd 0, adam 2 (its moments);
- * -1 for an unknown name. */
-int bptt_optimizer_state_per_param(const char *name);
-/* name: "sgd" or "adam"; lr > 0. */
-int bptt_optimizer_alloc(bptt_optimizer **out, const char *name, double lr,
-                         const bptt_model *m, bptt_mem *mem);
-void bptt_optimizer_free(bptt_optimizer *opt, bptt_mem *mem);
-void bptt_optimizer_step(bptt_optimizer *opt, bptt_model *m);
-
 #endif

@@ -1,0 +1,39 @@
+/* model_impl.h: what the model's two rooms share (model.c, the layout;
+ * model_step.c, the steps): where a layer's bias gradient sums and its
+ * block of the weight gradient lie, and the block's flush into dW. */
+#ifndef BPTT_MODEL_IMPL_H
+#define BPTT_MODEL_IMPL_H
+
+#include "cell.h"
+#include "model.h"
+
+static inline double *dbias_of(const bptt_model *m, size_t l) /* l == L: output */
+{
+    return m->dbias + l * m->cell->gates * m->H;
+}
+
+/* Rows of the block of layer l holding slot k (a step's (B, .) rows). */
+static inline real *wgrad_dgates_of(const bptt_model *m, size_t l, size_t k)
+{
+    const size_t GH = m->cell->gates * m->H;
+    return m->wgrad_dgates + (l * m->wgrad_steps + k) * m->B * GH;
+}
+static inline real *wgrad_xh_of(const bptt_model *m, size_t l, size_t k)
+{
+    return m->wgrad_xh + m->wgrad_xh_off[l] +
+           k * m->B * (m->ws[l].X + m->H);
+}
+
+/* dW += dgates^T xh over the open block, every layer; closes the block. */
+static inline void wgrad_flush(bptt_model *m)
+{
+    const size_t GH = m->cell->gates * m->H;
+    for (size_t l = 0; l < m->L; l++)
+        bptt_cell_weight_grads(GH, m->ws[l].X + m->H, m->wgrad_rows * m->B,
+                               wgrad_dgates_of(m, l, 0),
+                               wgrad_xh_of(m, l, 0),
+                               m->grads + m->tensor[2 * l].offset);
+    m->wgrad_rows = 0;
+}
+
+#endif

@@ -1,0 +1,345 @@
+/* model_step.c: a model's forward and backward steps (see model.h): on
+ * the kernel's path one parallel region a step, else the cells' whole ops
+ * on cblas; the output layer, softmax and loss; flops and the gradient's
+ * norm. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bptt.h"
+#include "fastmath.h"
+#include "gemm.h"
+#include "model.h"
+#include "model_impl.h"
+
+/* offsets of layer l inside hidden and internal states */
+static size_t hid_off(const bptt_model *m, size_t l)
+{
+    return l * m->cell->hidden_vecs * m->B * m->H;
+}
+static size_t int_off(const bptt_model *m, size_t l)
+{
+    return l * m->cell->internal_vecs * m->B * m->H;
+}
+
+/* ---- the kernel's path: one parallel region a step ---------------------------
+ * Where the kernel is in use (the weights are packed), a forward or a
+ * backward step is one parallel region.  Its threads split each product
+ * into runs of the kernel's tiles (bptt_gemm_part: a thread keeps the
+ * same columns of the weights at every step), and the elementwise work
+ * into even runs of rows, with a barrier wherever one part reads what
+ * another thread wrote.  Every element is computed by one thread in the
+ * order the serial ops use, so the results are bit for bit those of the
+ * whole ops on the kernel, whatever the thread count (doc/design.md 8.1).
+ * Sums over rows (bias gradients, the loss) run over all rows in order,
+ * cut by column (or summed after the region). */
+
+static int team_path(const bptt_model *m)
+{
+    return m->wpack[0] != NULL && bptt_gemm_kernel_on();
+}
+
+/* the region runs on one thread where a step's largest product (a layer's
+ * gates) is too small to share: same bits either way */
+static int team_worth(const bptt_model *m)
+{
+    const size_t X = m->X > m->H ? m->X : m->H;
+    return bptt_gemm_worth_threads(m->B, m->cell->gates * m->H, X + m->H);
+}
+
+#ifdef _OPENMP
+#define TEAM_BARRIER() _Pragma("omp barrier")
+#else
+#define TEAM_BARRIER()
+#endif
+
+static size_t hid_off(const bptt_model *m, size_t l);
+static size_t int_off(const bptt_model *m, size_t l);
+
+static void team_forward(bptt_model *m, const real *x, const real *state_in,
+                         real *s_out, real *state_out)
+{
+    const bptt_cell_type *c = m->cell;
+    const size_t B = m->B, n = B * m->H;
+    const int par = team_worth(m);
+    (void)par; /* read by the pragma only (a build without OpenMP) */
+    _Pragma("omp parallel if (par)")
+    {
+        const int q = bptt_team_id(), P = bptt_team_size();
+        size_t r0, r1;
+        bptt_share(B, q, P, &r0, &r1);
+        for (size_t l = 0; l < m->L; l++) {
+            const bptt_cell_ws *ws = &m->ws[l];
+            const real *in = l == 0 ? x : state_out + hid_off(m, l - 1);
+            real *sl = s_out + int_off(m, l);
+            const bptt_gemm_prod g = bptt_gemm_gates_prod(
+                ws, c->gates, m->params + m->tensor[2 * l + 1].offset, in,
+                state_in + hid_off(m, l), sl + c->gates_at * n);
+            bptt_gemm_part(&g, q, P);
+            TEAM_BARRIER();
+            c->forward_rows(ws, state_in + hid_off(m, l), sl,
+                            state_out + hid_off(m, l), r0, r1);
+            if (l + 1 < m->L) { /* the next layer's product reads all rows */
+                TEAM_BARRIER();
+            }
+        }
+    }
+}
+
+void bptt_model_forward_step(bptt_model *m, const real *x,
+                             const real *state_in, real *s_out,
+                             real *state_out)
+{
+    if (team_path(m)) {
+        team_forward(m, x, state_in, s_out, state_out);
+        return;
+    }
+    for (size_t l = 0; l < m->L; l++) {
+        const real *in = l == 0 ? x : state_out + hid_off(m, l - 1);
+        m->cell->forward(&m->ws[l], m->params + m->tensor[2 * l].offset,
+                         m->params + m->tensor[2 * l + 1].offset, in,
+                         state_in + hid_off(m, l), s_out + int_off(m, l),
+                         state_out + hid_off(m, l));
+    }
+}
+
+void bptt_model_state_from_internal(bptt_model *m, const real *s,
+                                    real *state)
+{
+    for (size_t l = 0; l < m->L; l++)
+        m->cell->state_from_internal(&m->ws[l], s + int_off(m, l),
+                                     state + hid_off(m, l));
+}
+
+/* h of layer l at this step, from the internal state s */
+static const real *layer_h(bptt_model *m, const real *s, size_t l)
+{
+    return m->cell->h_from_internal(&m->ws[l], s + int_off(m, l),
+                                    m->state_tmp + hid_off(m, l));
+}
+
+/* Rows [r0, r1) of the logits: softmax cross-entropy, each row's loss
+ * into row_loss, and dlogits = (p - onehot) * scale in place. */
+static void softmax_rows(bptt_model *m, const int32_t *y, real scale,
+                         size_t r0, size_t r1)
+{
+    const size_t V = m->V;
+    for (size_t r = r0; r < r1; r++) {
+        real *z = m->logits + r * V;
+        real mx = z[0];
+        for (size_t v = 1; v < V; v++)
+            mx = z[v] > mx ? z[v] : mx;
+        const size_t target = (size_t)y[r];
+        const double zt = (double)(z[target] - mx);
+        for (size_t v = 0; v < V; v++)
+            z[v] = fm_exp(z[v] - mx);
+        double sum = 0;
+        for (size_t v = 0; v < V; v++)
+            sum += z[v];
+        const real inv = (real)(1.0 / sum);
+        m->row_loss[r] = log(sum) - zt; /* -log softmax, without underflow */
+        for (size_t v = 0; v < V; v++)
+            z[v] = z[v] * inv * scale; /* dlogits = (p - onehot) * scale */
+        z[target] -= scale;
+    }
+}
+
+/* db[j] += the sum over the rows of d (rows, cols), in row order (in
+ * double), for the columns [j0, j1) */
+static void bias_rows_sum(const real *d, size_t rows, size_t cols, double *db,
+                          size_t j0, size_t j1)
+{
+    for (size_t j = j0; j < j1; j++) {
+        double sum = 0;
+        for (size_t r = 0; r < rows; r++)
+            sum += (double)d[r * cols + j];
+        db[j] += sum;
+    }
+}
+
+/* this step's rows in the weight-gradient blocks: [1, K] is a block, then
+ * [K+1, 2K], ... whatever the plan */
+static size_t wgrad_slot(bptt_model *m, size_t i)
+{
+    const size_t slot = (i - 1) % m->wgrad_steps;
+    if (slot + 1 > m->wgrad_rows)
+        m->wgrad_rows = slot + 1;
+    return slot;
+}
+
+/* The backward step of bptt_model_backward_step on the kernel, one
+ * region: output layer (rows, then the products), then each layer from
+ * the top (rows, the products, then rows again), then the weight-gradient
+ * block when it closes. */
+static double team_backward(bptt_model *m, size_t slot, const real *x,
+                            const int32_t *y, const real *s, real *carry,
+                            real scale)
+{
+    const bptt_cell_type *c = m->cell;
+    const size_t B = m->B, H = m->H, V = m->V, L = m->L;
+    const size_t G = c->gates, GH = G * H;
+    real *dWo = m->grads + m->tensor[2 * L].offset;
+    const real *Wo = m->params + m->tensor[2 * L].offset;
+    const real *bo = m->params + m->tensor[2 * L + 1].offset;
+    const int flush = slot == 0; /* the block's lowest step */
+    const size_t rows = m->wgrad_rows * B;
+    const int par = team_worth(m);
+    (void)par;
+    _Pragma("omp parallel if (par)")
+    {
+        const int q = bptt_team_id(), P = bptt_team_size();
+        size_t r0, r1;
+        bptt_share(B, q, P, &r0, &r1);
+        /* output layer: this thread's rows of the logits and softmax */
+        const real *hL = c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1),
+                                   m->state_tmp + hid_off(m, L - 1), r0, r1);
+        const bptt_gemm_prod lg = bptt_gemm_plain_prod(
+            r1 - r0, V, H, hL + r0 * H, H, 0, m->wo_t, V, m->logits + r0 * V,
+            V, bo, 0);
+        bptt_gemm_part(&lg, 0, 1);
+        softmax_rows(m, y, scale, r0, r1);
+        TEAM_BARRIER();
+        real *dhL = carry + hid_off(m, L - 1);
+        const bptt_gemm_prod dwo = bptt_gemm_plain_prod(
+            V, H, B, m->logits, V, 1, hL, H, dWo, H, NULL, 1);
+        bptt_gemm_part(&dwo, q, P);
+        const bptt_gemm_prod dh = bptt_gemm_plain_prod(
+            B, H, V, m->logits, V, 0, Wo, H, dhL, H, NULL, 1);
+        bptt_gemm_part(&dh, q, P);
+        size_t v0, v1;
+        bptt_share(V, q, P, &v0, &v1);
+        bias_rows_sum(m->logits, B, V, dbias_of(m, L), v0, v1);
+        TEAM_BARRIER();
+
+        /* the cell stack, top layer first */
+        for (size_t l = L; l-- > 0;) {
+            const bptt_cell_ws *ws = &m->ws[l];
+            const real *sl = s + int_off(m, l);
+            const size_t X = ws->X, XH = X + H;
+            const real *in =
+                l == 0 ? x
+                       : c->h_rows(&m->ws[l - 1], s + int_off(m, l - 1),
+                                   m->state_tmp + hid_off(m, l - 1), r0, r1);
+            real *dc = carry + hid_off(m, l);
+            real *dg = wgrad_dgates_of(m, l, slot), *xh = wgrad_xh_of(m, l, slot);
+            c->backward_rows(ws, sl, dc, dc, dg, r0, r1);
+            for (size_t r = r0; r < r1; r++) { /* xh = [x, h_prev] */
+                memcpy(xh + r * XH, in + r * X, X * sizeof(real));
+                memcpy(xh + r * XH + X, sl + r * H, H * sizeof(real));
+            }
+            TEAM_BARRIER();
+            size_t j0, j1;
+            bptt_share(GH, q, P, &j0, &j1);
+            double *db = dbias_of(m, l);
+            for (size_t r = 0; r < B; r++) { /* row by row, as the whole op */
+                const real *d = dg + r * GH;
+                _Pragma("omp simd")
+                for (size_t j = j0; j < j1; j++)
+                    db[j] += (double)d[j];
+            }
+            const bptt_gemm_prod back =
+                l == 0 ? bptt_gemm_dh_prod(ws, G, dg, dc)
+                       : bptt_gemm_dxh_prod(
+                             ws, G, m->params + m->tensor[2 * l].offset, dg);
+            bptt_gemm_part(&back, q, P);
+            TEAM_BARRIER();
+            if (l > 0) { /* dx to the layer below, dh_prev to this one */
+                real *dh_below = carry + hid_off(m, l - 1);
+                for (size_t r = r0; r < r1; r++) {
+                    const real *d = ws->dxh + r * XH;
+                    for (size_t k = 0; k < X; k++)
+                        dh_below[r * H + k] += d[k];
+                    memcpy(dc + r * H, d + X, H * sizeof(real));
+                }
+            }
+            if (c->backward_post_rows)
+                c->backward_post_rows(ws, dc, r0, r1);
+        }
+        if (flush) /* every part of the block is written (the barriers) */
+            for (size_t l = 0; l < L; l++) {
+                const bptt_gemm_prod wg = bptt_gemm_wgrad_prod(
+                    GH, m->ws[l].X + H, rows, wgrad_dgates_of(m, l, 0),
+                    wgrad_xh_of(m, l, 0),
+                    m->grads + m->tensor[2 * l].offset);
+                bptt_gemm_part(&wg, q, P);
+            }
+    }
+    if (flush)
+        m->wgrad_rows = 0;
+    double loss = 0;
+    for (size_t r = 0; r < B; r++)
+        loss += m->row_loss[r];
+    return loss;
+}
+
+double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
+                                const int32_t *y, const real *s, real *carry,
+                                real scale)
+{
+    const size_t slot = wgrad_slot(m, i);
+    if (team_path(m))
+        return team_backward(m, slot, x, y, s, carry, scale);
+    const size_t B = m->B, H = m->H, V = m->V, L = m->L;
+    const real *Wo = m->params + m->tensor[2 * L].offset;
+    real *dWo = m->grads + m->tensor[2 * L].offset;
+    double *dbo = dbias_of(m, L);
+    const real *bo = m->params + m->tensor[2 * L + 1].offset;
+    const real *hL = layer_h(m, s, L - 1);
+
+    /* output layer: logits = hL Wo^T + bo; softmax cross-entropy */
+    for (size_t r = 0; r < B; r++)
+        memcpy(m->logits + r * V, bo, V * sizeof(real));
+    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)V, (int)H,
+              1, hL, (int)H, Wo, (int)H, 1, m->logits, (int)V);
+    softmax_rows(m, y, scale, 0, B);
+    double loss = 0;
+    for (size_t r = 0; r < B; r++)
+        loss += m->row_loss[r];
+    REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)V, (int)H, (int)B,
+              1, m->logits, (int)V, hL, (int)H, 1, dWo, (int)H);
+    bias_rows_sum(m->logits, B, V, dbo, 0, V);
+    real *dhL = carry + hid_off(m, L - 1);
+    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)H,
+              (int)V, 1, m->logits, (int)V, Wo, (int)H, 1, dhL, (int)H);
+
+    /* the cell stack, top layer first */
+    for (size_t l = L; l-- > 0;) {
+        const real *in = l == 0 ? x : layer_h(m, s, l - 1);
+        real *dc = carry + hid_off(m, l);
+        m->cell->backward(&m->ws[l], m->params + m->tensor[2 * l].offset,
+                          dbias_of(m, l), in, s + int_off(m, l), dc, dc,
+                          l == 0 ? NULL : m->dx, wgrad_dgates_of(m, l, slot),
+                          wgrad_xh_of(m, l, slot));
+        if (l > 0) {
+            real *dh_below = carry + hid_off(m, l - 1);
+            for (size_t k = 0; k < B * H; k++)
+                dh_below[k] += m->dx[k];
+        }
+    }
+    if (slot == 0) /* the block's lowest step: add its weight gradients */
+        wgrad_flush(m);
+    return loss;
+}
+
+void bptt_model_flops(const bptt_model *m, bptt_flops *f)
+{
+    const double B = (double)m->B, H = (double)m->H, V = (double)m->V;
+    const double GH = (double)m->cell->gates * H;
+    f->cell_forward = f->cell_backward = 0;
+    for (size_t l = 0; l < m->L; l++) {
+        const double XH = (double)m->ws[l].X + H;
+        f->cell_forward += 2 * B * GH * XH;             /* gates */
+        f->cell_backward += 2 * GH * XH * B;            /* dW */
+        f->cell_backward += 2 * B * (l ? XH : H) * GH;  /* dx, dh_prev */
+    }
+    f->output = 3 * 2 * B * V * H; /* logits, dWo, dh */
+}
+
+double bptt_model_grad_norm(const bptt_model *m)
+{
+    double s = 0;
+    for (size_t k = 0; k < m->n_params; k++)
+        s += (double)m->grads[k] * (double)m->grads[k];
+    return sqrt(s);
+}

@@ -13,7 +13,9 @@
  *   forward ops equal what bptt_exec_run alone measures for that plan;
  *   every seconds and ratio sample is positive and finite; lo <= median
  *   <= hi, and lo and hi are the sorted ratios at the ranks
- *   bptt_compare_ci_ranks gives.
+ *   bptt_compare_ci_ranks gives.  Each plan's forward-step median is the
+ *   median of its samples, and its predicted ratio is 1 + (F_p - F_0) f / S
+ *   from the reference's medians, to the bit; the reference's is 1.
  * - The pairing: the tracked allocator counts every call, and each plan's
  *   iteration makes a fixed number of them, so the count over a whole
  *   comparison says how many iterations of each plan ran: one untimed
@@ -245,7 +247,22 @@ START_TEST(test_compare_plans)
         ck_assert(x->ratio_lo == sorted[lo_rank - 1]);
         ck_assert(x->ratio_hi == sorted[hi_rank - 1]);
         ck_assert(x->ratio_coverage == cov);
+        /* the forward-step samples and their median, and the prediction
+         * made from the reference's: exact arithmetic on exact fields */
+        for (size_t k = 0; k < R; k++) {
+            ck_assert(x->forward_step[k] > 0 && isfinite(x->forward_step[k]));
+            sorted[k] = x->forward_step[k];
+        }
+        qsort(sorted, R, sizeof *sorted, sorted_cmp);
+        ck_assert(x->forward_step_median == sorted[R / 2]);
+        const double want =
+            1 + (double)(fwd[p] - fwd[0]) * res[0].forward_step_median /
+                    res[0].seconds_median;
+        ck_assert_msg(x->predicted_ratio == want, "%s: %s: predicted %.17g, "
+                      "not %.17g", r.name, plan_names[p], x->predicted_ratio,
+                      want);
     }
+    ck_assert(res[0].predicted_ratio == 1);
     bptt_compare_results_free(res, N_PLANS);
     ck_assert_ptr_null(res[0].seconds);
     free_plans(plans);
@@ -324,11 +341,12 @@ START_TEST(test_enomem)
             break;
         ck_assert_int_eq(rc, BPTT_ENOMEM);
         for (size_t p = 0; p < N_PLANS; p++)
-            ck_assert(!res[p].seconds && !res[p].ratio);
+            ck_assert(!res[p].seconds && !res[p].ratio &&
+                      !res[p].forward_step);
         ck_assert_uint_eq(bptt_mem_stats_get(r.mem)->total_current, held);
     }
-    /* the copy, the sort buffer and two arrays per plan */
-    ck_assert_uint_eq(f, 2 + 2 * N_PLANS + 1);
+    /* the copy, the sort buffer and three arrays per plan */
+    ck_assert_uint_eq(f, 2 + 3 * N_PLANS + 1);
     bptt_compare_results_free(res, N_PLANS);
     size_t tracked_failures = 0;
     for (f = 1;; f++) {

@@ -26,7 +26,9 @@
  * gradients_identical is 1 only when every one of p's iterations matched.
  * Counts and bytes are exact: the forward ops and checkpoint peak bytes of
  * p's first measured iteration (bptt_exec_stats, and the tracked
- * allocator's peaks, which bptt_session_gradients resets first).
+ * allocator's peaks, which bptt_session_gradients resets first).  Each
+ * measured iteration of p also gives the wall seconds of its forward ops
+ * per forward op, from which the predicted ratio below is made.
  *
  * Summaries.  The median of an even count is the mean of the middle two.
  * The interval for the median ratio is distribution-free, from order
@@ -60,6 +62,8 @@ typedef struct {
     double *seconds;        /* (rounds): p's seconds per iteration */
     double *ratio;          /* (rounds): p's seconds / the neighbouring
                                reference iteration's */
+    double *forward_step;   /* (rounds): p's forward seconds per forward op
+                               (bptt_exec_stats) */
     bptt_exec_stats ex;     /* of p's first measured iteration */
     size_t checkpoint_peak_bytes;   /* measured, BPTT_MEM_CHECKPOINT */
     size_t total_tracked_peak_bytes; /* measured, every category */
@@ -69,6 +73,14 @@ typedef struct {
     double ratio_median, ratio_lo, ratio_hi;
     size_t ratio_lo_rank, ratio_hi_rank; /* 1-based ranks of lo and hi */
     double ratio_coverage;  /* the interval's coverage */
+    double forward_step_median; /* median of forward_step */
+    /* What p's forward ops cost at the reference's measured rates:
+     * 1 + (F_p - F_0) f / S, F the plans' forward ops, f the reference's
+     * forward_step_median and S its seconds_median: each forward op beyond
+     * the reference's costs one of the reference's forward steps, and
+     * nothing else differs.  A measured ratio near it says the time is the
+     * recomputation the plan asked for. */
+    double predicted_ratio;
 } bptt_compare_result;
 
 /* Runs the comparison above: plans[0..n_plans) (n_plans >= 1; plans[0] the

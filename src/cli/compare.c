@@ -212,6 +212,7 @@ typedef struct {
     const compare_args *a;
     const bptt_compare_result *res;
     const int64_t *budget_bytes;
+    double full_checkpoint_bytes; /* full BPTT's, for these sizes */
     size_t input;
     int threads;
 } compare_out;
@@ -241,6 +242,9 @@ static void collect(const compare_out *o, size_t p, bptt_fields *f)
     FI("ratio_lo_rank", r->ratio_lo_rank);
     FI("ratio_hi_rank", r->ratio_hi_rank);
     FD("ratio_coverage", r->ratio_coverage);
+    FD("forward_step_seconds", r->forward_step_median);
+    FD("predicted_ratio", r->predicted_ratio);
+    FI("full_checkpoint_bytes", o->full_checkpoint_bytes);
     FI("rounds", r->rounds);
     FI("warmup", a->warmup);
     FI("gradients_identical", r->gradients_identical);
@@ -275,20 +279,20 @@ static void write_output(const compare_out *o, bptt_strbuf *b)
                            "of the reference's, in one process\n",
                            a->strategy[0]->name, a->memory[0], r0->rounds,
                            a->warmup);
-        bptt_strbuf_printf(b, "%-10s %-10s %12s %14s %12s %12s %9s %20s %9s\n",
-                           "strategy", "memory", "forward_ops",
+        bptt_strbuf_printf(b, "%-10s %-10s %12s %14s %12s %12s %9s %20s "
+                           "%9s %9s\n", "strategy", "memory", "forward_ops",
                            "ckpt_peak_B", "s_median", "s_min", "ratio",
-                           "ratio_interval", "identical");
+                           "ratio_interval", "predicted", "identical");
         for (size_t p = 0; p < a->n; p++) {
             const bptt_compare_result *r = &o->res[p];
             char iv[48];
             snprintf(iv, sizeof iv, "[%.4f, %.4f]", r->ratio_lo, r->ratio_hi);
             bptt_strbuf_printf(b, "%-10s %-10s %12" PRId64 " %14zu %12.6g "
-                               "%12.6g %9.4f %20s %9s\n",
+                               "%12.6g %9.4f %20s %9.4f %9s\n",
                                a->strategy[p]->name, a->memory[p],
                                r->ex.forward_ops, r->checkpoint_peak_bytes,
                                r->seconds_median, r->seconds_min,
-                               r->ratio_median, iv,
+                               r->ratio_median, iv, r->predicted_ratio,
                                r->gradients_identical ? "yes" : "NO");
         }
         bptt_strbuf_printf(b, "interval: ratios of rank %zu and %zu of %zu, "
@@ -301,7 +305,9 @@ static void write_output(const compare_out *o, bptt_strbuf *b)
                                : "");
         bptt_strbuf_printf(b, "the reference's ratio is against itself "
                            "(neighbouring iterations of one plan: the "
-                           "noise)\n%s\n", rss_note);
+                           "noise); predicted: the plan's forward ops at the "
+                           "reference's measured forward step (%.6g s)\n"
+                           "%s\n", r0->forward_step_median, rss_note);
         return;
     }
     for (size_t p = 0; p < a->n; p++) {
@@ -450,6 +456,7 @@ static int compare(compare_args *a)
         goto out;
     }
     const compare_out o = {.a = a, .res = res, .budget_bytes = budget_bytes,
+                           .full_checkpoint_bytes = z.full_checkpoint_bytes,
                            .input = bptt_session_input(s),
                            .threads = threads};
     bptt_strbuf b = {0};

@@ -79,7 +79,9 @@ void bptt_compare_results_free(bptt_compare_result *results, size_t n)
     for (size_t p = 0; p < n; p++) {
         free(results[p].seconds);
         free(results[p].ratio);
+        free(results[p].forward_step);
         results[p].seconds = results[p].ratio = NULL;
+        results[p].forward_step = NULL;
     }
 }
 
@@ -92,10 +94,12 @@ typedef struct {
     size_t n_grads;
 } compare_state;
 
-/* One iteration of plan p, timed: its wall seconds into *sec, its
- * gradients compared with the copy, and with keep_stats its counts and
- * peaks kept.  BPTT_OK or the session's error. */
-static int iteration(compare_state *c, size_t p, int keep_stats, double *sec)
+/* One iteration of plan p, timed: its wall seconds into *sec and its
+ * forward seconds per forward op into *fwd, its gradients compared with
+ * the copy, and with keep_stats its counts and peaks kept.  BPTT_OK or the
+ * session's error. */
+static int iteration(compare_state *c, size_t p, int keep_stats, double *sec,
+                     double *fwd)
 {
     bptt_exec_stats ex;
     bptt_session_fault f;
@@ -108,6 +112,8 @@ static int iteration(compare_state *c, size_t p, int keep_stats, double *sec)
         return rc;
     bptt_sample_between(&c0, &c1, &smp);
     *sec = smp.wall;
+    *fwd = ex.forward_ops > 0 ? ex.forward_seconds / (double)ex.forward_ops
+                              : 0;
     const bptt_model *m = bptt_session_model(c->s);
     bptt_compare_result *r = &c->res[p];
     if (memcmp(m->grads, c->ref_grads, c->n_grads * sizeof(real)) != 0)
@@ -129,22 +135,23 @@ static int round_of(compare_state *c, size_t n, size_t r, int measured,
     for (size_t j = 0; j < n; j++) {
         const size_t p = (j + r) % n;
         const int keep = measured && slot == 0;
-        double ref_sec = 0, p_sec = 0;
+        double ref_sec = 0, p_sec = 0, ref_fwd, p_fwd = 0;
         int rc;
         if (r % 2 == 0) {
-            rc = iteration(c, 0, 0, &ref_sec);
+            rc = iteration(c, 0, 0, &ref_sec, &ref_fwd);
             if (rc == BPTT_OK)
-                rc = iteration(c, p, keep, &p_sec);
+                rc = iteration(c, p, keep, &p_sec, &p_fwd);
         } else {
-            rc = iteration(c, p, keep, &p_sec);
+            rc = iteration(c, p, keep, &p_sec, &p_fwd);
             if (rc == BPTT_OK)
-                rc = iteration(c, 0, 0, &ref_sec);
+                rc = iteration(c, 0, 0, &ref_sec, &ref_fwd);
         }
         if (rc != BPTT_OK)
             return rc;
         if (measured) {
             c->res[p].seconds[slot] = p_sec;
             c->res[p].ratio[slot] = p_sec / ref_sec;
+            c->res[p].forward_step[slot] = p_fwd;
         }
     }
     return BPTT_OK;
@@ -167,6 +174,8 @@ static int summarize(bptt_compare_result *r, double *tmp)
         return rc;
     r->ratio_lo = tmp[r->ratio_lo_rank - 1];
     r->ratio_hi = tmp[r->ratio_hi_rank - 1];
+    memcpy(tmp, r->forward_step, R * sizeof *tmp);
+    r->forward_step_median = bptt_compare_median(tmp, R);
     return BPTT_OK;
 }
 
@@ -192,7 +201,9 @@ int bptt_compare_run(bptt_session *session, const bptt_plan *const *plans,
         results[p].gradients_identical = 1;
         results[p].seconds = compare_malloc(rounds * sizeof(double));
         results[p].ratio = compare_malloc(rounds * sizeof(double));
-        if (!results[p].seconds || !results[p].ratio)
+        results[p].forward_step = compare_malloc(rounds * sizeof(double));
+        if (!results[p].seconds || !results[p].ratio ||
+            !results[p].forward_step)
             rc = BPTT_ENOMEM;
     }
     if (rc == BPTT_OK) {
@@ -209,6 +220,12 @@ int bptt_compare_run(bptt_session *session, const bptt_plan *const *plans,
                                                                 : 0);
     for (size_t p = 0; rc == BPTT_OK && p < n_plans; p++)
         rc = summarize(&results[p], tmp);
+    for (size_t p = 0; rc == BPTT_OK && p < n_plans; p++) {
+        const bptt_compare_result *r0 = &results[0];
+        results[p].predicted_ratio =
+            1 + (double)(results[p].ex.forward_ops - r0->ex.forward_ops) *
+                    r0->forward_step_median / r0->seconds_median;
+    }
     free(copy);
     free(tmp);
     if (rc != BPTT_OK) {

@@ -183,7 +183,7 @@ driver_case "fig2-chen-ratio: -o naming a directory that holds a gnuplot command
     "$EXPERIMENTS/fig2-chen-ratio" -b "$BPTT" -t 40 -a 2 -o "$P_DIR"
 driver_case "fig3-headline: -o naming a directory that holds a gnuplot command" \
     "fig3-headline.png fig3-headline.csv" -- \
-    "$EXPERIMENTS/fig3-headline" -b "$BPTT" -t 30 -H 8 -B 2 -i 1 -r 1 -o "$P_DIR"
+    "$EXPERIMENTS/fig3-headline" -b "$BPTT" -t 30 -H 8 -B 2 -r 1 -o "$P_DIR"
 driver_case "fig4-cost-length: -o naming a directory that holds a gnuplot command" \
     "fig4-cost-length.png fig4-cost-length.csv" -- \
     "$EXPERIMENTS/fig4-cost-length" -b "$BPTT" -t 40 -m 10,20 -o "$P_DIR"

@@ -211,7 +211,7 @@ printf '#!/bin/sh\necho "gnuplot: some error" >&2\nexit 1\n' >gpfail/gnuplot
 printf '#!/bin/sh\nexit 0\n' >gpnone/gnuplot
 chmod +x gpfail/gnuplot gpnone/gnuplot
 for g in gpfail gpnone; do
-    for c in "fig1-cost-memory -t 30 -a 2" "fig2-chen-ratio -t 40 -a 2" "fig3-headline -t 30 -H 8 -B 2 -i 1 -r 1" \
+    for c in "fig1-cost-memory -t 30 -a 2" "fig2-chen-ratio -t 40 -a 2" "fig3-headline -t 30 -H 8 -B 2 -r 1" \
              "fig4-cost-length -t 40 -m 10,20" "fig5-schedule -t 20 -a 2 -m 8" "fig6-training -n 3" \
              "fig7-memory-time -t 30 -H 8 -B 2"; do
         set -- $c

@@ -167,7 +167,9 @@ for d in headline fig6-training fig7-memory-time fig1-cost-memory fig2-chen-rati
 [ "\${FAIL_STEP:-}" != "$d" ] || exit 3
 while getopts o:t:H:i:n: o; do case \$o in o) out=\$OPTARG ;; esac; done
 [ -z "\${out:-}" ] || touch "\$out/$d.done"
+[ "$d" != headline ] || echo "strategy budget (a table)"
 echo "$d stand-in"
+[ "$d" != headline ] || echo "Figure: (where it is)"
 EOF
     chmod +x "tree/experiments/$d"
 done
@@ -194,6 +196,45 @@ chmod -x tree/experiments/fig4-cost-length
 repro
 chmod +x tree/experiments/fig4-cost-length
 if [ "$hrc" -eq 0 ]; then hfail "exit 0 without fig4-cost-length"; else hpass; fi
+# README's reference block: rewritten by a full run into results/ only
+readme_with() { # $1 the block's old content, or "" for no markers at all
+    {
+        echo "# before"
+        if [ -n "$1" ]; then
+            echo "<!-- reference run: experiments/reproduce rewrites from here -->"
+            echo "$1"
+            echo "<!-- reference run: to here -->"
+        fi
+        echo "after"
+    } >tree/README.md
+}
+hcase "reproduce: a full run into results/ rewrites README's reference block, nothing else of it"
+rm -rf tree/results && mkdir tree/results && readme_with "    old numbers"
+hrun -t 60 sh tree/experiments/reproduce
+if [ "$hrc" -ne 0 ]; then hfail "exit $hrc: $(shown err)"
+elif grep -q 'old numbers' tree/README.md; then hfail "the old block is still there"
+elif [ "$(sed -n 1p tree/README.md)" != "# before" ] || [ "$(tail -n 1 tree/README.md)" != after ]; then
+    hfail "text outside the block changed: $(shown tree/README.md)"
+elif [ "$(grep -c -x '    strategy budget (a table)' tree/README.md)" -ne 1 ] ||
+    [ "$(grep -c -x '    headline stand-in' tree/README.md)" -ne 1 ] || grep -q 'Figure:' tree/README.md; then
+    hfail "the block is not the headline's table: $(shown tree/README.md)"
+elif [ ! -s tree/results/timings.csv ]; then hfail "no timings.csv"
+else hpass; fi
+hcase "reproduce: a quick run into results/ leaves README alone"
+rm -rf tree/results && mkdir tree/results && readme_with "    old numbers"
+cp tree/README.md readme.before
+hrun -t 60 sh tree/experiments/reproduce -q
+if [ "$hrc" -ne 0 ]; then hfail "exit $hrc: $(shown err)"
+elif ! cmp -s readme.before tree/README.md; then hfail "README changed"
+else hpass; fi
+hcase "reproduce: a README without its markers: refused before any driver runs"
+rm -rf tree/results && mkdir tree/results && readme_with ""
+hrun -t 60 sh tree/experiments/reproduce
+if [ "$hrc" -ne 2 ]; then hfail "exit $hrc, not 2"
+elif ! one_line err || ! grep -q 'lacks its two reference-run marker lines' err; then hfail "stderr: $(shown err)"
+elif [ -n "$(ls tree/results)" ]; then hfail "written: $(ls tree/results | tr '\n' ' ')"
+else hpass; fi
+rm -rf tree/results tree/README.md readme.before
 hcase "scripts/headline: a failing setup fails it, the driver not run"
 FAIL_SETUP=1 hrun -t 30 sh tree/scripts/headline
 if [ "$hrc" -eq 0 ]; then hfail "exit 0"

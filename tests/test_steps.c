@@ -51,7 +51,7 @@
 
 #define Q 16 /* bytes per unit: room for a state's 12-byte name */
 
-/* ---- states that say who wrote them ------------------------------------ */
+/* ---- states that say who wrote them ------------------------------------- */
 
 enum { ZERO = 0, HID = 'h', INT = 's', GRAD = 'g', BAD = '?' };
 
@@ -101,7 +101,7 @@ static name read_state(const void *buf, size_t bytes)
     return n;
 }
 
-/* ---- the stand-in ops -------------------------------------------------- */
+/* ---- the stand-in ops --------------------------------------------------- */
 
 enum { FWD = 'F', BWD = 'B', REC = 'R' };
 
@@ -215,7 +215,8 @@ static size_t expected_calls(const bptt_plan *p, name h0, want **out)
 {
     const size_t t = p->length;
     const name none = {BAD, 0, 0};
-    name *hs = malloc((t + 1) * sizeof *hs), *ss = malloc((t + 1) * sizeof *ss);
+    name *hs = malloc((t + 1) * sizeof *hs);
+    name *ss = malloc((t + 1) * sizeof *ss);
     want *w = malloc((p->n_actions + 1) * sizeof *w);
     ck_assert(hs && ss && w);
     for (size_t i = 0; i <= t; i++)
@@ -414,7 +415,7 @@ static void check_run(const bptt_plan *p, const char *what, int with_h0)
     bptt_mem_free(mem);
 }
 
-/* ---- every strategy, length and budget ----------------------------------- */
+/* ---- every strategy, length and budget ---------------------------------- */
 
 static const int64_t UNITS[][2] = {{1, 1}, {1, 2}, {1, 4}, {2, 7}};
 #define N_UNITS (sizeof UNITS / sizeof UNITS[0])
@@ -525,7 +526,7 @@ START_TEST(test_plans_by_hand)
 }
 END_TEST
 
-/* ---- the comparison catches what it should -------------------------------- */
+/* ---- the comparison catches what it should ------------------------------ */
 
 /* A plan of length t (msm at its smallest budget, so that it restores and
  * recomputes) with its stand-in's calls. */
@@ -599,7 +600,7 @@ START_TEST(test_comparison_can_fail)
 }
 END_TEST
 
-/* ---- refusals, an op's error, allocation failure --------------------------- */
+/* ---- refusals, an op's error, allocation failure ------------------------ */
 
 START_TEST(test_refusals)
 {

@@ -23,7 +23,8 @@ trap 'rm -rf "$tmp"' EXIT
 for f in "$bindir/bptt" "$libdir/libbpttplan.so" "$libdir/libbpttplan.a" \
          "$libdir/libbptt.so" "$libdir/libbptt.a" \
          "$includedir/bptt/bptt.h" "$includedir/bptt/model.h" \
-         "$includedir/bptt/real.h" "$libdir/pkgconfig/bpttplan.pc" \
+         "$includedir/bptt/real.h" "$includedir/bptt/steps.h" \
+         "$libdir/pkgconfig/bpttplan.pc" \
          "$libdir/pkgconfig/bptt.pc" "$mandir/man1/bptt.1"; do
     [ -e "$f" ] || fail "$f was not installed"
 done

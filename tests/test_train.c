@@ -6,8 +6,8 @@
  *   - does exactly the plan's forward ops (the table's cost, the
  *     validator's count), t backward ops and t output ops;
  *   - holds, at its tracked checkpoint peak, exactly the bytes the
- *     validator predicts, never more than the byte budget, and releases
- *     every byte it took;
+ *     validator predicts (the executor's own count of its peak agreeing),
+ *     never more than the byte budget, and releases every byte it took;
  *   - recorded action by action (bptt_exec_run_recorded), gives the same
  *     gradients, one point per action whose checkpoint bytes reach the
  *     peak and never pass it, and op times that sum to the stats'
@@ -276,6 +276,11 @@ START_TEST(test_checkpoint_peak)
                           r.name, st->name, (long long)m, (long long)peak,
                           (long long)vs.peak_units, (long long)q,
                           (long long)(vs.peak_units * q));
+            ck_assert_msg(ex.checkpoint_peak_bytes == (size_t)peak,
+                          "%s: %s m=%lld: the executor counts a peak of %zu "
+                          "bytes, the allocator %lld",
+                          r.name, st->name, (long long)m,
+                          ex.checkpoint_peak_bytes, (long long)peak);
             ck_assert_msg(peak <= budget_bytes,
                           "%s: %s m=%lld: checkpoint peak %lld bytes over "
                           "the budget of %lld",

@@ -1,29 +1,53 @@
-/* exec.c: the executor (see exec.h).  One loop, one branch per action;
- * the forward and backward ops are timed each on its own (two reads of
- * the monotonic clock, tens of nanoseconds, against a step's
- * microseconds to milliseconds). */
+/* exec.c: the executor (see steps.h): one loop, one branch per action,
+ * the only caller of a model's step ops.  The forward and backward ops are
+ * timed each on its own (two reads of the monotonic clock, tens of
+ * nanoseconds, against a step's microseconds to milliseconds). */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <time.h>
 
-#include "exec.h"
+#include "steps.h"
 
 typedef struct {
-    real *state[2];  /* running hidden state, double-buffered (hidden_len) */
-    real *work;      /* working internal state (internal_len) */
-    real *carry;     /* gradient w.r.t. the running state (hidden_len) */
-    real **hslot;    /* (t+1) stored hidden states, NULL if none */
-    real **sslot;    /* (t+1) stored internal states, NULL if none */
+    unsigned char *state[2]; /* running hidden state, double-buffered */
+    unsigned char *work;     /* working internal state */
+    unsigned char *carry;    /* dh: gradient w.r.t. the running state */
+    unsigned char **hslot;   /* (t+1) stored hidden states, NULL if none */
+    unsigned char **sslot;   /* (t+1) stored internal states, NULL if none */
     unsigned char *computed; /* (t+1) step already run once */
+    size_t held, peak;       /* checkpoint bytes held now and at most */
 } exec_ws;
 
-static void ws_release(exec_ws *w, bptt_mem *mem, size_t t)
+/* a checkpoint block, counted into the store's bytes */
+static unsigned char *store_get(exec_ws *w, bptt_mem *mem, size_t bytes)
+{
+    unsigned char *p = bptt_mem_get_uninit(mem, BPTT_MEM_CHECKPOINT, bytes);
+    if (p) {
+        w->held += bytes;
+        if (w->held > w->peak)
+            w->peak = w->held;
+    }
+    return p;
+}
+
+static void store_put(exec_ws *w, bptt_mem *mem, unsigned char **slot,
+                      size_t bytes)
+{
+    if (*slot) {
+        bptt_mem_put(mem, *slot);
+        w->held -= bytes;
+        *slot = NULL;
+    }
+}
+
+static void ws_release(exec_ws *w, bptt_mem *mem, size_t t, size_t hb,
+                       size_t sb)
 {
     for (size_t i = 0; i <= t; i++) {
         if (w->hslot)
-            bptt_mem_put(mem, w->hslot[i]);
+            store_put(w, mem, &w->hslot[i], hb);
         if (w->sslot)
-            bptt_mem_put(mem, w->sslot[i]);
+            store_put(w, mem, &w->sslot[i], sb);
     }
     bptt_mem_put(mem, w->hslot);
     bptt_mem_put(mem, w->sslot);
@@ -42,57 +66,63 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
-                  const bptt_batch *batch, bptt_mem *mem,
-                  bptt_exec_stats *st)
+/* the working set and h(0), stored from the start */
+static int ws_take(exec_ws *w, bptt_mem *mem, size_t t, size_t hb, size_t sb,
+                   const void *h0)
 {
-    return bptt_exec_run_recorded(plan, m, batch, mem, st, NULL);
+    const int W = BPTT_MEM_WORKING;
+    w->state[0] = bptt_mem_get(mem, W, hb);
+    w->state[1] = bptt_mem_get(mem, W, hb);
+    w->work = bptt_mem_get(mem, W, sb);
+    w->carry = bptt_mem_get(mem, W, hb);
+    w->hslot = bptt_mem_get(mem, W, (t + 1) * sizeof *w->hslot);
+    w->sslot = bptt_mem_get(mem, W, (t + 1) * sizeof *w->sslot);
+    w->computed = bptt_mem_get(mem, W, t + 1);
+    if (w->hslot)
+        w->hslot[0] = store_get(w, mem, hb);
+    if (!w->state[0] || !w->state[1] || !w->work || !w->carry || !w->hslot ||
+        !w->sslot || !w->computed || !w->hslot[0])
+        return BPTT_ENOMEM;
+    if (h0)
+        memcpy(w->state[0], h0, hb);
+    memcpy(w->hslot[0], w->state[0], hb); /* zero when h0 is NULL */
+    return BPTT_OK;
 }
 
-int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
-                           const bptt_batch *batch, bptt_mem *mem,
-                           bptt_exec_stats *st, bptt_exec_point *points)
+int bptt_steps_run(const bptt_plan *plan, const bptt_steps *ops,
+                   bptt_mem *mem, bptt_steps_stats *st,
+                   bptt_exec_point *points)
 {
-    memset(st, 0, sizeof *st);
-    const size_t t = plan->length;
-    const size_t hb = bptt_model_hidden_bytes(m);
-    const size_t sb = bptt_model_internal_bytes(m);
-    if (batch->T != t || batch->B != m->B || batch->X != m->X)
+    if (!st)
         return BPTT_EINVAL;
-    if ((unsigned __int128)plan->hidden_units * sb !=
-        (unsigned __int128)plan->internal_units * hb)
+    memset(st, 0, sizeof *st);
+    if (!plan || !ops || !mem || !ops->forward || !ops->backward ||
+        !ops->hidden_from_internal)
+        return BPTT_EINVAL;
+    const size_t t = plan->length;
+    const size_t hb = ops->hidden_bytes, sb = ops->internal_bytes;
+    if (hb < 1 || sb < hb)
+        return BPTT_EINVAL;
+    if (plan->hidden_units < 1 || plan->internal_units < 1 ||
+        (unsigned __int128)plan->hidden_units * sb !=
+            (unsigned __int128)plan->internal_units * hb)
         return BPTT_EINVAL;
     bptt_plan_stats vs;
     int rc = bptt_plan_validate(plan, &vs);
     if (rc != BPTT_OK)
         return rc;
-
     exec_ws w = {0};
-    const int W = BPTT_MEM_WORKING;
-    w.state[0] = bptt_mem_get(mem, W, hb);
-    w.state[1] = bptt_mem_get(mem, W, hb);
-    w.work = bptt_mem_get(mem, W, sb);
-    w.carry = bptt_mem_get(mem, W, hb);
-    w.hslot = bptt_mem_get(mem, W, (t + 1) * sizeof(real *));
-    w.sslot = bptt_mem_get(mem, W, (t + 1) * sizeof(real *));
-    w.computed = bptt_mem_get(mem, W, t + 1);
-    if (w.hslot) /* h(0) is stored from the start (it is zero) */
-        w.hslot[0] = bptt_mem_get(mem, BPTT_MEM_CHECKPOINT, hb);
-    if (!w.state[0] || !w.state[1] || !w.work || !w.carry || !w.hslot ||
-        !w.sslot || !w.computed || !w.hslot[0]) {
-        ws_release(&w, mem, t);
-        return BPTT_ENOMEM;
+    rc = ws_take(&w, mem, t, hb, sb, ops->h0);
+    if (rc != BPTT_OK) {
+        ws_release(&w, mem, t, hb, sb);
+        return rc;
     }
-    bptt_model_pack_weights(m); /* params may have changed since */
-    bptt_model_zero_grads(m);
 
-    const size_t B = m->B, X = m->X;
-    const real scale = (real)(1.0 / ((double)B * (double)t));
+    void *const ctx = ops->ctx;
     int cur = 0; /* w.state[cur] is the running state */
     /* the working internal state s(in_slot) is in w.sslot[in_slot], not in
      * w.work (0: it is in w.work, or there is none) */
     size_t in_slot = 0;
-    double loss = 0;
     for (size_t k = 0; k < plan->n_actions && rc == BPTT_OK; k++) {
         const size_t i = plan->actions[k].step;
         double seconds = 0;
@@ -102,13 +132,12 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
              * straight into its checkpoint (taken one action early, with
              * nothing in between, so the peak is the same), which spares
              * copying the working state */
-            real *s_out = w.work;
+            unsigned char *s_out = w.work;
             in_slot = 0;
             if (k + 1 < plan->n_actions &&
                 plan->actions[k + 1].op == BPTT_SAVE_INTERNAL &&
                 plan->actions[k + 1].step == i && !w.sslot[i]) {
-                w.sslot[i] =
-                    bptt_mem_get_uninit(mem, BPTT_MEM_CHECKPOINT, sb);
+                w.sslot[i] = store_get(&w, mem, sb);
                 if (!w.sslot[i]) {
                     rc = BPTT_ENOMEM;
                     break;
@@ -117,8 +146,7 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
                 in_slot = i;
             }
             const double t0 = now();
-            bptt_model_forward_step(m, batch->x + (i - 1) * B * X,
-                                    w.state[cur], s_out, w.state[!cur]);
+            rc = ops->forward(ctx, i, w.state[cur], s_out, w.state[!cur]);
             seconds = now() - t0;
             st->forward_seconds += seconds;
             cur = !cur;
@@ -128,7 +156,7 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
             break;
         }
         case BPTT_SAVE_HIDDEN:
-            w.hslot[i] = bptt_mem_get_uninit(mem, BPTT_MEM_CHECKPOINT, hb);
+            w.hslot[i] = store_get(&w, mem, hb);
             if (!w.hslot[i])
                 rc = BPTT_ENOMEM;
             else
@@ -137,7 +165,7 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
         case BPTT_SAVE_INTERNAL:
             if (in_slot == i) /* already there (see advance) */
                 break;
-            w.sslot[i] = bptt_mem_get_uninit(mem, BPTT_MEM_CHECKPOINT, sb);
+            w.sslot[i] = store_get(&w, mem, sb);
             if (!w.sslot[i])
                 rc = BPTT_ENOMEM;
             else
@@ -149,37 +177,31 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
             in_slot = 0; /* no working internal state now */
             break;
         case BPTT_RESTORE_INTERNAL:
-            bptt_model_state_from_internal(m, w.sslot[i], w.state[cur]);
+            rc = ops->hidden_from_internal(ctx, i, w.sslot[i], w.state[cur]);
             st->restores++;
             in_slot = 0;
             break;
         case BPTT_BACKWARD: {
-            const real *s = w.sslot[i] ? w.sslot[i] : w.work;
+            const unsigned char *s = w.sslot[i] ? w.sslot[i] : w.work;
             const double t0 = now();
-            loss += bptt_model_backward_step(m, i,
-                                             batch->x + (i - 1) * B * X,
-                                             batch->y + (i - 1) * B, s,
-                                             w.carry, scale);
+            rc = ops->backward(ctx, i, s, w.carry);
             seconds = now() - t0;
             st->backward_seconds += seconds;
             in_slot = 0;
             st->backward_ops++;
-            st->output_ops++;
             break;
         }
         case BPTT_FREE_HIDDEN:
-            bptt_mem_put(mem, w.hslot[i]);
-            w.hslot[i] = NULL;
+            store_put(&w, mem, &w.hslot[i], hb);
             break;
         case BPTT_FREE_INTERNAL:
             if (in_slot == i) { /* the working state lives on in w.work */
                 memcpy(w.work, w.sslot[i], sb);
                 in_slot = 0;
             }
-            bptt_mem_put(mem, w.sslot[i]);
-            w.sslot[i] = NULL;
+            store_put(&w, mem, &w.sslot[i], sb);
             break;
-        default:
+        default: /* the validator let no other op through */
             rc = BPTT_EBADPLAN;
         }
         if (points && rc == BPTT_OK) {
@@ -193,10 +215,8 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
             p->seconds = seconds;
         }
     }
-    ws_release(&w, mem, t);
-    if (rc == BPTT_OK)
-        bptt_model_finish_grads(m);
-    st->loss = loss / ((double)B * (double)t);
+    st->checkpoint_peak_bytes = w.peak;
+    ws_release(&w, mem, t, hb, sb);
     return rc;
 }
 
@@ -205,5 +225,5 @@ double bptt_exec_working_bytes(size_t t, double hidden_bytes,
 {
     const double steps = (double)t + 1;
     return 3 * hidden_bytes + internal_bytes +
-           steps * (2 * (double)sizeof(real *) + 1);
+           steps * (2 * (double)sizeof(void *) + 1);
 }

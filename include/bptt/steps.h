@@ -1,0 +1,168 @@
+/* steps.h: the executor's view of a recurrent model: a table of step
+ * operations, and the one executor that runs a plan (bptt.h) on it.
+ *
+ * The planner needs to know only two sizes: the bytes of a hidden state
+ * h(i), which carries a step's result to the next step, and of an internal
+ * state s(i), everything the backward op of step i reads.  The executor
+ * needs only the three ops below.  So any recurrent model, ours (the
+ * stacks of model.h, run this way by bptt_exec_run) or a user's own, is a
+ * bptt_steps table: its sizes, its ops and a context pointer handed back
+ * to every op, in the manner of GSL's type objects (gsl_rng_type: the
+ * library holds the state, the type says how big it is and how to step
+ * it).  This header uses nothing but bptt.h and mem.h, so a model written
+ * outside the library is built against the installed headers alone.
+ *
+ * Steps are numbered 1..t, t the plan's length; h(0) is the initial
+ * hidden state, h(i) = forward_i(h(i-1)).  The loss is the user's: if it
+ * has a term at step i (an output layer and its loss, as in model.h), the
+ * backward op of step i computes that term's gradient with respect to h(i)
+ * and adds it to dh before running the step backwards.  That way the loss
+ * is computed once per step, never as part of a recomputation.
+ *
+ * Ownership.  The executor owns every state buffer an op is given: the
+ * running hidden states, the working internal state, the gradient, and the
+ * checkpoint store, all taken from the caller's tracked allocator
+ * (mem.h): stored states as BPTT_MEM_CHECKPOINT, the rest as
+ * BPTT_MEM_WORKING.  A buffer is valid only during the call it is passed
+ * to; an op must not keep a pointer to one, nor free it.  Every buffer is
+ * 64-byte aligned (so it may be read as floats or doubles) and holds
+ * exactly hidden_bytes or internal_bytes.  The context is the user's;
+ * the executor only passes it on.
+ *
+ * Aliasing.  Within one call, no two of the buffers an op is given
+ * overlap.  Across calls, a buffer may be reused for anything: a stored
+ * state is copied into the running state before it is stepped from, and
+ * s_out may be a checkpoint block that is kept for a later backward op.
+ *
+ * What the executor promises, for a plan the validator accepts
+ * (bptt_plan_validate): the forward op of step i is always given h(i-1)
+ * (as the forward ops computed it, or h0), the backward op of step i the
+ * s(i) a forward op of step i wrote, the backward ops run once each, in
+ * the order t, t-1, ..., 1, with dh chained from one to the next.  It
+ * calls the ops exactly as the plan's actions say: one forward op per
+ * advance, one hidden_from_internal per restore_internal and one backward
+ * op per backward, in plan order, and nothing else (restore_hidden is a
+ * copy the executor makes itself).  So the gradients cannot depend on the
+ * plan, provided the ops keep the rules below.
+ */
+#ifndef BPTT_STEPS_H
+#define BPTT_STEPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bptt.h"
+#include "mem.h"
+
+typedef struct {
+    /* For messages; may be NULL. */
+    const char *name;
+    /* Bytes of one hidden and one internal state: 1 <= hidden_bytes <=
+     * internal_bytes (the planner's rule: an internal state holds at least
+     * what is needed to rebuild the hidden state). */
+    size_t hidden_bytes, internal_bytes;
+    /* h(0), hidden_bytes, copied at the start of a run; NULL: all zero
+     * bytes. */
+    const void *h0;
+
+    /* Forward op of step i: reads h_in = h(i-1), writes h_out = h(i) and
+     * s_out = s(i).  It may run several times for the same step (the
+     * plan's recomputations) and must then write the same bytes: it reads
+     * nothing but h_in, the step and what stays fixed during a run (the
+     * parameters, the step's input), and it changes nothing a later op
+     * reads (no gradient is added here).  s_out is always given, and the
+     * op cannot tell whether the plan keeps it, so it always writes it;
+     * bytes it leaves unwritten are undefined (checkpoint blocks are not
+     * zeroed), so it must write every byte its other ops read.  0, or a
+     * nonzero status that stops the run. */
+    int (*forward)(void *ctx, size_t step, const void *h_in, void *s_out,
+                   void *h_out);
+
+    /* Backward op of step i: reads s = s(i) (never written: it may be a
+     * checkpoint a later restore reads) and dh, which holds dL/dh(i) on
+     * entry (all zero bytes at step t, apart from what the op adds for
+     * the loss at step i) and must hold dL/dh(i-1) on return: in place,
+     * one buffer, as the gradient of the running state.  Gradients of the
+     * parameters are the op's to accumulate, in its context; they come in
+     * the fixed order t, ..., 1 whatever the plan, so their sums round
+     * the same under every plan.  0, or a nonzero status that stops the
+     * run. */
+    int (*backward)(void *ctx, size_t step, const void *s, void *dh);
+
+    /* Writes h = h(i) as it is held inside s = s(i) (restore_internal:
+     * the plan stepping on from a stored internal state instead of a
+     * stored hidden state).  The bytes must be those the forward op of
+     * step i wrote into h_out.  0, or a nonzero status that stops the
+     * run. */
+    int (*hidden_from_internal)(void *ctx, size_t step, const void *s,
+                                void *h);
+
+    /* Handed to every op, never read by the executor. */
+    void *ctx;
+} bptt_steps;
+
+/* What one run did.  The counts are of calls made, the peak of bytes
+ * held, so a caller can compare both with the plan's prediction
+ * (bptt_plan_validate: forward_ops, recompute_ops, backward_ops, and
+ * peak_units times the bytes of a unit). */
+typedef struct {
+    int64_t forward_ops;   /* forward ops run, first sweep included */
+    int64_t recompute_ops; /* of which of a step run before */
+    int64_t backward_ops;
+    int64_t restores;      /* restore_hidden and restore_internal actions */
+    /* The most bytes the checkpoint store held at once (h(0) included),
+     * counted as the tracked allocator handed them out. */
+    size_t checkpoint_peak_bytes;
+    /* Wall seconds (CLOCK_MONOTONIC, read around each call) in forward
+     * ops and in backward ops; copies, stores and frees are in neither. */
+    double forward_seconds, backward_seconds;
+} bptt_steps_stats;
+
+/* One action of a run as the executor ran it (bptt_steps_run's points):
+ * what the tracked allocator held just after it, and the forward ops so
+ * far. */
+typedef struct {
+    uint32_t op;   /* enum bptt_op */
+    uint32_t step; /* the action's step */
+    int64_t forward_ops;     /* forward ops run so far, this action's
+                                included */
+    size_t checkpoint_bytes; /* BPTT_MEM_CHECKPOINT bytes held after it */
+    size_t total_bytes;      /* all tracked bytes held after it (every
+                                category: parameters, data, working set) */
+    double seconds;          /* wall seconds of a forward or backward op
+                                (added to forward_seconds or
+                                backward_seconds); 0 for other actions */
+} bptt_exec_point;
+
+/* Run plan on steps: take the working set and h(0)'s checkpoint from mem,
+ * run the actions in order, release everything.  The plan's units must
+ * be the steps' sizes in the same ratio (plan->hidden_units *
+ * internal_bytes == plan->internal_units * hidden_bytes; a unit is then
+ * hidden_bytes / hidden_units bytes, and the checkpoint store never holds
+ * more than the plan's budget of them).  points (may be NULL) receives
+ * one bptt_exec_point per action, points[0..plan->n_actions).  An action
+ * "advance i" followed at once by "save_internal i" has the forward op
+ * write s(i) straight into its checkpoint block, taken at the advance
+ * (no copy; the peak is the plan's all the same, and the point of the
+ * advance already counts the block).
+ *
+ * Returns BPTT_OK; BPTT_EINVAL for a NULL argument or op, sizes out of
+ * range or units that do not match; BPTT_EBADPLAN for a plan the
+ * validator rejects (no op is called); BPTT_ENOMEM when an allocation
+ * from mem fails; or the nonzero status an op returned, which stops the
+ * run at that action.  On every return all it took from mem is given
+ * back, and *stats (zeroed first) covers the actions run; points after
+ * the failed action are not written. */
+int bptt_steps_run(const bptt_plan *plan, const bptt_steps *steps,
+                   bptt_mem *mem, bptt_steps_stats *stats,
+                   bptt_exec_point *points);
+
+/* The working memory (BPTT_MEM_WORKING) bptt_steps_run takes for a plan
+ * of length t on states of hidden_bytes and internal_bytes, to the byte:
+ * two running hidden states, the working internal state, the gradient dh,
+ * and per-step tables (a hidden and an internal slot pointer and a flag
+ * per step).  As a double, so that sizes past memory do not overflow. */
+double bptt_exec_working_bytes(size_t t, double hidden_bytes,
+                               double internal_bytes);
+
+#endif

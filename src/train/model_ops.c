@@ -1,0 +1,93 @@
+/* model_ops.c: a model of model.h as a step-operations table (steps.h),
+ * and bptt_exec_run (exec.h), which runs a plan on it through the one
+ * executor.
+ *
+ * The table's ops are the model's own steps, called with the same
+ * arguments in the same order as before the executor was made generic:
+ * the step number picks the step's input and targets out of the batch,
+ * and the backward op is bptt_model_backward_step, the output layer and
+ * loss included (so they run once per step, never in a recomputation).
+ * The loss of each step is summed in the context in backward order, as
+ * the executor used to, so losses and gradients keep their bits. */
+#include <stddef.h>
+#include <string.h>
+
+#include "exec.h"
+
+typedef struct {
+    bptt_model *m;
+    const bptt_batch *batch;
+    real scale;  /* 1 / (B T): the loss is the mean over steps and batch */
+    double loss; /* summed cross-entropy of the backward ops so far */
+} model_ctx;
+
+static int model_forward(void *ctx, size_t i, const void *h_in, void *s_out,
+                         void *h_out)
+{
+    model_ctx *c = ctx;
+    const size_t BX = c->m->B * c->m->X;
+    bptt_model_forward_step(c->m, c->batch->x + (i - 1) * BX, h_in, s_out,
+                            h_out);
+    return BPTT_OK;
+}
+
+static int model_backward(void *ctx, size_t i, const void *s, void *dh)
+{
+    model_ctx *c = ctx;
+    const size_t B = c->m->B, BX = B * c->m->X;
+    c->loss += bptt_model_backward_step(c->m, i, c->batch->x + (i - 1) * BX,
+                                        c->batch->y + (i - 1) * B, s, dh,
+                                        c->scale);
+    return BPTT_OK;
+}
+
+static int model_from_internal(void *ctx, size_t i, const void *s, void *h)
+{
+    (void)i; /* every step's internal state has the same layout */
+    model_ctx *c = ctx;
+    bptt_model_state_from_internal(c->m, s, h);
+    return BPTT_OK;
+}
+
+int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
+                  const bptt_batch *batch, bptt_mem *mem,
+                  bptt_exec_stats *st)
+{
+    return bptt_exec_run_recorded(plan, m, batch, mem, st, NULL);
+}
+
+int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
+                           const bptt_batch *batch, bptt_mem *mem,
+                           bptt_exec_stats *st, bptt_exec_point *points)
+{
+    memset(st, 0, sizeof *st);
+    const size_t t = plan->length;
+    if (batch->T != t || batch->B != m->B || batch->X != m->X)
+        return BPTT_EINVAL;
+    model_ctx c = {.m = m, .batch = batch,
+                   .scale = (real)(1.0 / ((double)m->B * (double)t))};
+    const bptt_steps ops = {.name = m->cell->name,
+                            .hidden_bytes = bptt_model_hidden_bytes(m),
+                            .internal_bytes = bptt_model_internal_bytes(m),
+                            .h0 = NULL, /* the zero state */
+                            .forward = model_forward,
+                            .backward = model_backward,
+                            .hidden_from_internal = model_from_internal,
+                            .ctx = &c};
+    bptt_model_pack_weights(m); /* params may have changed since */
+    bptt_model_zero_grads(m);
+    bptt_steps_stats ss;
+    const int rc = bptt_steps_run(plan, &ops, mem, &ss, points);
+    if (rc == BPTT_OK)
+        bptt_model_finish_grads(m);
+    st->forward_ops = ss.forward_ops;
+    st->recompute_ops = ss.recompute_ops;
+    st->backward_ops = ss.backward_ops;
+    st->output_ops = ss.backward_ops; /* one output layer per backward op */
+    st->restores = ss.restores;
+    st->checkpoint_peak_bytes = ss.checkpoint_peak_bytes;
+    st->forward_seconds = ss.forward_seconds;
+    st->backward_seconds = ss.backward_seconds;
+    st->loss = c.loss / ((double)m->B * (double)t);
+    return rc;
+}

@@ -11,13 +11,14 @@
 #endif
 
 #include "bptt.h"
+#include "dp_cell.h"
 #include "table_impl.h"
 
 /* ---- the fast DP ----------------------------------------------------------
  *
- * Exact shortcuts over dp_cell's plain scan (doc/design.md 4
- * gives the proofs; tests/test_planner.c compares every cell with the plain
- * DP up to t = 2000):
+ * Exact shortcuts over the plain scan's cell (planner_dp_cell, dp_cell.c;
+ * doc/design.md 4 gives the proofs; tests/test_planner.c compares every
+ * cell with the plain DP up to t = 2000):
  *
  * 1. A lower bound.  For ism and msm every cost is at least
  *    LB(l, m) = max(l, 2l - 1 - floor(m / s)), by induction over the
@@ -41,7 +42,7 @@
  *        a l + (1 - a) sh + min_j (R(j) - a j) + min_i (L(i) + (1 - a) i)
  *    (a = 2, 3, 4; j and i over the ranges those splits use), and when the
  *    window's minimum is within the bound the group needs no scan.
- * Ties go to the same option as in dp_cell, so the plans are the same too.
+ * Ties go to the same option as in planner_dp_cell, so the plans are the same too.
  */
 
 #define NSLOPES 3
@@ -252,7 +253,7 @@ static void group_min(const fast_dp *d, int kind, int64_t m,
     scan_group(d, kind, m, gp, len, bv, by);
 }
 
-/* One cell by the shortcuts; the same cost and choice as dp_cell. */
+/* One cell by the shortcuts; the same cost and choice as planner_dp_cell. */
 static int fast_cell(const fast_dp *d, int kind, size_t len, int64_t m)
 {
     bptt_table *tb = d->tb;

@@ -12,12 +12,11 @@
  *   - backward ops run t, t-1, ..., 1, each with s(i) stored or working;
  *   - a plan ends with every backward done and nothing stored.
  */
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bptt.h"
-#include "table_impl.h"
+#include "alloc.h"
 
 static const char *const op_names[BPTT_N_OPS] = {
     "advance",          "save_hidden",  "save_internal",
@@ -76,39 +75,6 @@ const char *bptt_violation_str(int violation)
     return (violation >= 0 && violation < BPTT_N_VIOLATIONS)
                ? violation_names[violation]
                : "unknown violation";
-}
-
-/* ---- the planner's allocations (one counter, for failure tests) ------ */
-
-static _Atomic size_t n_allocs;  /* allocations so far */
-static _Atomic size_t fail_when; /* 0: never; else fail the one with this number */
-
-void bptt_alloc_fail_at(size_t n)
-{
-    atomic_store(&fail_when, n ? atomic_load(&n_allocs) + n : 0);
-}
-
-size_t bptt_alloc_count(void) { return atomic_load(&n_allocs); }
-
-static int planner_alloc_fails(void)
-{
-    const size_t k = atomic_fetch_add(&n_allocs, 1) + 1;
-    return k == atomic_load(&fail_when);
-}
-
-void *planner_malloc(size_t n)
-{
-    return planner_alloc_fails() ? NULL : malloc(n);
-}
-
-void *planner_calloc(size_t n, size_t size)
-{
-    return planner_alloc_fails() ? NULL : calloc(n, size);
-}
-
-void *planner_realloc(void *p, size_t n)
-{
-    return planner_alloc_fails() ? NULL : realloc(p, n);
 }
 
 int bptt_plan_alloc(bptt_plan **out, size_t t, int64_t h, int64_t s,

@@ -25,6 +25,9 @@
  * part for a hidden start it does not store:
  *   P, hidden y:     y + P(len-y, m-h) + P(y, m)
  *   P, internal y:   y + P(len-y, m-s) + P(y-1, m)
+ * One cell of it is dp_cell.c's (the plain scan; the cheap options both
+ * builds share), the fast build of whole columns fast.c's; this file lays
+ * the table out, chooses the build, and unrolls plans from it.
  */
 #include <math.h>
 #include <sched.h>
@@ -38,123 +41,10 @@
 #endif
 
 #include "bptt.h"
+#include "dp_cell.h"
 #include "table_impl.h"
 
 #define INF (INT64_MAX / 4)
-
-/* ---- the DP ------------------------------------------------------------ */
-
-/* The cheap options of cell (kind, len >= 1, m), first, in the order that
- * settles ties: internal y = 1, hidden y = 1, nothing stored (y = len); the
- * later ones only while the best is above lb.  Shared by the plain scan and
- * the fast planner, so that both break ties alike. */
-void planner_cheap_options(const bptt_table *tb, int kind, size_t len,
-                          int64_t m, int64_t lb, int64_t *best,
-                          int32_t *choice)
-{
-    const unsigned rules = tb->rules;
-    const int paper = (rules & RULE_PAPER) != 0;
-    int64_t v;
-    *best = INF;
-    *choice = 0;
-    if ((rules & RULE_INTERNAL) && len >= 2) {
-        /* y = 1: the paper keeps its start (left part P(0, m) = 0);
-         * ours frees an H start, so H and S both give S(len-1, m-s). */
-        *best = 1 + at(tb, paper ? KIND_H : KIND_S, m - tb->s, len - 1);
-        *choice = 1;
-    }
-    if ((rules & RULE_HIDDEN) && len >= 2 && *best > lb) {
-        const int64_t mr = (kind == KIND_S) ? m : m - tb->h;
-        v = 1 + at(tb, KIND_H, mr, len - 1) + at(tb, kind, m, 1);
-        if (v < *best) {
-            *best = v;
-            *choice = -1;
-        }
-    }
-    if (*best > lb) {
-        v = (int64_t)len + at(tb, kind, m, len - 1);
-        if (v < *best) {
-            *best = v;
-            *choice = (int32_t)len;
-        }
-    }
-}
-
-/* One cell: kind at (len, m).  Writes cost and choice. */
-static void dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
-{
-    const unsigned rules = tb->rules;
-    const int paper = (rules & RULE_PAPER) != 0;
-    const int64_t h = tb->h, s = tb->s;
-    const size_t T1 = tb->t + 1;
-    const size_t idx = (size_t)m * T1 + len;
-    int64_t best = INF;
-    int32_t choice = 0;
-
-    if (len == 0) {
-        tb->cost[kind][idx] = (kind == KIND_H && m < h) ? INF : 0;
-        tb->choice[kind][idx] = 0;
-        return;
-    }
-    if (kind == KIND_H && m < h) {
-        tb->cost[kind][idx] = INF;
-        tb->choice[kind][idx] = 0;
-        return;
-    }
-    const int64_t L = (int64_t)len;
-    const int64_t lb = (rules & RULE_INTERNAL) ? L : 2 * L - 1;
-
-    /* Cheap options first: at generous budgets they reach the bound. */
-    planner_cheap_options(tb, kind, len, m, lb, &best, &choice);
-
-    if (best > lb && len >= 3 && (rules & RULE_INTERNAL)) {
-        /* internal y = 2 .. len-1 */
-        int rk;
-        int64_t mr;
-        if (paper) {
-            rk = KIND_H;
-            mr = m - s;
-        } else if (kind == KIND_H) {
-            rk = KIND_S;
-            mr = m - h - s;
-        } else {
-            rk = KIND_S;
-            mr = m - s;
-        }
-        if (mr >= 0) {
-            const int64_t *right = tb->cost[rk] + (size_t)mr * T1;
-            const int64_t *left = tb->cost[kind] + (size_t)m * T1;
-            for (size_t y = 2; y < len; y++) {
-                const int64_t v = (int64_t)y + right[len - y] + left[y - 1];
-                if (v < best) {
-                    best = v;
-                    choice = (int32_t)y;
-                }
-            }
-        }
-    }
-    if (best > lb && len >= 3 && (rules & RULE_HIDDEN)) {
-        /* hidden y = 2 .. len-1 */
-        const int64_t mr = (kind == KIND_S) ? m : m - h;
-        if (mr >= 0) {
-            const int64_t *right = tb->cost[KIND_H] + (size_t)mr * T1;
-            const int64_t *left = tb->cost[kind] + (size_t)m * T1;
-            for (size_t y = 2; y < len; y++) {
-                const int64_t v = (int64_t)y + right[len - y] + left[y];
-                if (v < best) {
-                    best = v;
-                    choice = -(int32_t)y;
-                }
-            }
-        }
-    }
-    if (best >= INF) {
-        best = INF;
-        choice = 0;
-    }
-    tb->cost[kind][idx] = best;
-    tb->choice[kind][idx] = choice;
-}
 
 /* ---- the closed form ----------------------------------------------------- */
 
@@ -287,7 +177,7 @@ static int dp_build(bptt_table *tb)
 #pragma omp parallel for schedule(dynamic, 16) num_threads(nt) if (len > 64)
         for (long m = 0; m <= mmax; m++)
             for (int k = 0; k < kinds; k++)
-                dp_cell(tb, k, len, m);
+                planner_dp_cell(tb, k, len, m);
     }
     return BPTT_OK;
 }

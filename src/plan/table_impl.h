@@ -1,8 +1,10 @@
-/* table_impl.h: the table object, shared by table.c only (and tests that
- * want to look inside).  Not part of the public interface. */
+/* table_impl.h: the table object, shared by the files that build and
+ * read tables (table.c, dp_cell.c, fast.c, fixed.c; tests that want to
+ * look inside).  Not part of the public interface. */
 #ifndef BPTT_TABLE_IMPL_H
 #define BPTT_TABLE_IMPL_H
 
+#include "alloc.h"
 #include "bptt.h"
 
 enum { KIND_H = 0, KIND_S = 1 };
@@ -30,12 +32,6 @@ struct bptt_table {
     int64_t asked_lo;  /* the caller's smallest budget (options) */
 };
 
-/* Every allocation of the planner (plan.c, table.c) goes through these, so
- * that bptt_alloc_fail_at() can fail any one of them. */
-void *planner_malloc(size_t n);
-void *planner_calloc(size_t n, size_t size);
-void *planner_realloc(void *p, size_t n);
-
 #ifndef INF
 #define INF (INT64_MAX / 4)
 #endif
@@ -49,11 +45,6 @@ static inline int64_t at(const bptt_table *tb, int kind, int64_t m,
     return tb->cost[kind][(size_t)m * (tb->t + 1) + len];
 }
 
-/* Shared by the plain scan (table.c) and the fast build (fast.c), so that
- * both break ties alike. */
-void planner_cheap_options(const bptt_table *tb, int kind, size_t len,
-                           int64_t m, int64_t lb, int64_t *best,
-                           int32_t *choice);
 /* The fast build of the first ncols columns on nt threads (fast.c). */
 int planner_fast_build(bptt_table *tb, int64_t ncols, int nt);
 /* The build of a strategy with no table (full, chen: fixed.c). */

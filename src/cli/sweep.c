@@ -15,7 +15,7 @@
  * Every file read back (--config, FILE.partial, a part, FILE) is read
  * through bptt_readback (regular files only, bounded: sweep.h) and every
  * record in it is parsed whole and checked against the grid before it is
- * kept (sweep_record_check); one sweep at a time writes FILE.partial
+ * kept (bptt_record_check, records.h); one sweep at a time writes FILE.partial
  * (the fcntl lock of the inode its path names), --force included.
  * Batch runs: --jobs writes one command per point, --only K computes one
  * point into FILE.parts/K.jsonl (temporary file and rename), --merge

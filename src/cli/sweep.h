@@ -1,10 +1,12 @@
 /* sweep.h: what the files of `bptt sweep` share (src/cli/sweep*.c): the
  * command's state over a grid (grid.h), the steps each file does, and the
- * file helpers.  sweep.c: options, help, the command; sweep_plan.c: plan
- * mode; sweep_run.c: run mode (children) and signals; sweep_file.c: the
- * direct sweep (partial file, progress, result); sweep_batch.c: --only,
- * --merge, --jobs.  Internal to the command line; the fuzz targets of
- * fuzz/ call the parser through it. */
+ * shelf of helpers.  From the top: sweep.c: options, help, the command;
+ * sweep_file.c: the direct sweep (partial file, progress, result);
+ * sweep_batch.c: --only, --merge, --jobs; sweep_run.c: the points'
+ * records in run mode (children), and the dispatch by mode; sweep_plan.c:
+ * plan mode; sweep_read.c: files read back; sweep_util.c: the helpers and
+ * the signals, which call none of the others.  Internal to the command
+ * line; the fuzz targets of fuzz/ call the parser through it. */
 #ifndef BPTT_CLI_SWEEP_H
 #define BPTT_CLI_SWEEP_H
 
@@ -47,27 +49,29 @@ int sweep_plan_preflight(const sweep *s);
 int sweep_compute_plan(const sweep *s, const size_t *todo, size_t n,
                        sweep_sink sink, void *ctx);
 
-/* sweep_run.c: SIGINT and SIGTERM set sweep_signal from the call on; the
- * records of todo[0..n) in the grid's mode (run: one child each). */
-extern volatile sig_atomic_t sweep_signal;
-void sweep_catch_signals(void);
+/* sweep_run.c: the records of todo[0..n) in the grid's mode (run: one
+ * child each). */
 int sweep_compute(const sweep *s, const size_t *todo, size_t n,
                   sweep_sink sink, void *ctx);
 
-/* sweep_file.c: the direct sweep, and the helpers of files. */
+/* sweep_file.c: the direct sweep. */
 int sweep_direct(const sweep *s);
 /* Whether FILE is done: 0 to go on, or the exit code (0 included) with
  * *stop set. */
 int sweep_check_done(const sweep *s, int *stop);
 /* FILE from the header and every record, in grid order. */
 int sweep_write_result(const sweep *s, const char *header, char **rec);
-void sweep_free_records(char **rec, size_t n);
-/* b's string; out of memory: the error, and exit. */
-char *sweep_take(bptt_strbuf *b);
+
+/* sweep_util.c: the shelf.  Out of memory: the error, and exit. */
+void sweep_out_of_memory(void);
+void *sweep_alloc(size_t n);
+char *sweep_dup(const char *s);
+char *sweep_take(bptt_strbuf *b); /* b's string */
 char *sweep_cat(const char *a, const char *b);
 char *sweep_header(const sweep *s);
 char *sweep_point_text(const sweep *s, size_t k);
-int sweep_write_all(int fd, const char *buf, size_t n); /* 0 or errno */
+void sweep_free_records(char **rec, size_t n);
+/* fsync of the directory holding path (filewrite.h). */
 void sweep_sync_dir(const char *path);
 /* text to path.tmp.PID, fsync, rename to path: 0, or the error printed
  * and 1. */
@@ -78,60 +82,37 @@ int sweep_write_atomic(const char *path, const char *text, size_t n);
  * an existing file). */
 int sweep_write_new(const char *path, const char *text, size_t n,
                     int force);
-/* Before any work, for --jobs: every value that reaches the job list
- * (each setting of the grid, --out, the working directory, the bptt
- * binary's path) free of control bytes, and JOBFILE new (or, with
+/* SIGINT and SIGTERM set sweep_signal from the call on, and wake a poll
+ * on sweep_wake_fd() (the read end of a pipe; -1 before the call). */
+extern volatile sig_atomic_t sweep_signal;
+void sweep_catch_signals(void);
+int sweep_wake_fd(void);
+
+/* sweep_batch.c: before any work, for --jobs: every value that reaches
+ * the job list (each setting of the grid, --out, the working directory,
+ * the bptt binary's path) free of control bytes, and JOBFILE new (or, with
  * --force, none of the sweep's own files and not the binary): 0, or the
  * error printed and EXIT_USAGE. */
 int sweep_jobs_check(const sweep *s);
 
-/* sweep_read.c: what a sweep reads back, none of it trusted.
- *
- * The bounds of bptt_readback: a --config file at most SWEEP_CONFIG_MAX
- * bytes (1 MiB: lines of settings, ranges for long axes); FILE.partial, a
- * part or a finished FILE at most sweep_file_cap: SWEEP_HEADER_MAX for
- * the header (8 MiB: the metadata and the grid's description, which lists
- * every value of every axis, at most about 110,000 values of a few dozen
- * bytes) and SWEEP_RECORD_MAX a point (32 KiB: a run record is about 2
- * KiB, plus --task's path, at most PATH_MAX bytes and 6 bytes of JSON
- * each at worst).  More is not a file of this sweep. */
+/* sweep_read.c: what a sweep reads back, none of it trusted: a --config
+ * file at most SWEEP_CONFIG_MAX bytes (1 MiB: lines of settings, ranges
+ * for long axes); FILE.partial, a part or a finished FILE at most
+ * bptt_records_file_cap (records.h), whose records are checked against
+ * the grid by bptt_record_check. */
 #define SWEEP_CONFIG_MAX ((size_t)1 << 20)
-#define SWEEP_HEADER_MAX ((size_t)8 << 20)
-#define SWEEP_RECORD_MAX ((size_t)32 << 10)
-size_t sweep_file_cap(const sweep *s);
 /* sweep_readback's code: a missing file is no error (returns this, quiet);
  * other failures then exit 1. */
 #define SWEEP_MISSING_OK (-2)
 /* opt (may be NULL) names the option that gave path, as in "--config:
- * 'FILE' is a directory".  path (or the open fd, from its offset) whole into *text (the caller
- * frees it) and *len, at most max bytes, through bptt_readback: 0, or the
- * one-line error printed (a directory, a FIFO or a device named as such,
- * a file too big, a NUL with its line and column, each followed by hint,
- * what would work) and its exit code: code for a failed read, EXIT_USAGE
- * for the rest. */
+ * 'FILE' is a directory".  path (or the open fd, from its offset) whole
+ * into *text (the caller frees it) and *len, at most max bytes, through
+ * bptt_readback: 0, or the one-line error printed (a directory, a FIFO or
+ * a device named as such, a file too big, a NUL with its line and column,
+ * each followed by hint, what would work) and its exit code: code for a
+ * failed read, EXIT_USAGE for the rest. */
 int sweep_readback(const char *opt, const char *path, int fd, size_t max,
                    int code, const char *hint, char **text, size_t *len);
-/* Whether line[0..len) (no newline) is a record of this grid: one flat
- * JSON object, parsed whole, starting with "point" (a point of the grid;
- * want, unless want is SIZE_MAX) and "memory_spec" (that point's budget
- * as written), holding that point's value of every axis the mode writes
- * (strategy, length, alpha in plan mode; every axis given in run mode),
- * and the members the mode always writes (plan: memory, full_peak_slots,
- * min_memory, forward_ops, peak_slots; run: rss_peak_bytes, or error for
- * an infeasible point).  0 with *point set, or -1 with why[cap] saying
- * what is wrong. */
-int sweep_record_check(const sweep *s, const char *line, size_t len,
-                       size_t want, size_t *point, char *why, size_t cap);
-/* line[0..len) (no newline) as point k's record in rec (with a newline):
- * 0, or -1 if rec[k] holds a different record already. */
-int sweep_keep_record(char **rec, size_t k, const char *line, size_t len);
-/* Whether text (a FILE whose header is of this grid) is whole: jsonl:
- * every point's record in order (each checked as above) and nothing
- * more; csv: the header row and one row a point, each starting with its
- * point.  0, or -1 with why[cap] set; *records gets how many of the
- * points' records it holds in order. */
-int sweep_whole_file(const sweep *s, const char *text, size_t len,
-                     size_t *records, char *why, size_t cap);
 
 /* sweep_batch.c */
 int sweep_only(const sweep *s);

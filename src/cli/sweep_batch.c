@@ -40,7 +40,7 @@ static char *part_path(const sweep *s, size_t point)
 }
 
 /* Part k at path, read back and checked whole: the header of this grid
- * and build, then point k's record (sweep_record_check) and nothing
+ * and build, then point k's record (bptt_record_check, records.h) and nothing
  * more.  0 with *header (may be NULL: not wanted) and *rec (the record
  * line with its newline) set; SWEEP_MISSING_OK when there is no such
  * file; or the error printed and its code. */
@@ -52,8 +52,8 @@ static int read_part(const sweep *s, size_t k, const char *path,
              "%zu --force)", k);
     char *text;
     size_t len;
-    int rc = sweep_readback(NULL, path, -1, SWEEP_HEADER_MAX +
-                            SWEEP_RECORD_MAX, SWEEP_MISSING_OK, redo, &text,
+    int rc = sweep_readback(NULL, path, -1, BPTT_RECORDS_HEADER_MAX +
+                            BPTT_RECORDS_RECORD_MAX, SWEEP_MISSING_OK, redo, &text,
                             &len);
     if (rc)
         return rc;
@@ -80,9 +80,14 @@ static int read_part(const sweep *s, size_t k, const char *path,
         if (!e || e + 1 != end)
             snprintf(why, sizeof why, "%s", !e ? "its record is cut short "
                      "or missing" : "more than one record");
-        else if (sweep_record_check(s, r, (size_t)(e - r), k, &got, why,
-                                    sizeof why) == 0)
-            why[0] = '\0';
+        else {
+            const int ok = bptt_record_check(&s->g, r, (size_t)(e - r), k,
+                                             &got, why, sizeof why);
+            if (ok == BPTT_ENOMEM)
+                sweep_out_of_memory();
+            if (ok == BPTT_OK)
+                why[0] = '\0';
+        }
         if (why[0])
             rc = cli_error(EXIT_USAGE, CMD, "%s is not point %zu's part of "
                            "this sweep (%s); %s", path, k, why, redo);

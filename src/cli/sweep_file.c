@@ -1,8 +1,9 @@
 /* sweep_file.c: the direct sweep of `bptt sweep` (no --only, --merge or
  * --jobs): FILE.partial, one line a finished point (one write, then
  * fsync), locked while in use and resumed by a rerun; the progress line;
- * FILE written whole (temporary file, fsync, link) at the end.  And the
- * file helpers the other sweep files share. */
+ * FILE written whole (temporary file, fsync, link) at the end; whether
+ * FILE is done already.  The top of the sweep files: the helpers it calls
+ * are sweep_util.c's, the points' records sweep_run.c's. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
@@ -15,171 +16,12 @@
 #include "config.h"
 #include "git-revision.h"
 
+#include "io/filewrite.h"
 #include "io/readback.h"
 #include "records.h"
 #include "sweep.h"
 
 #define CMD SWEEP_CMD
-
-char *sweep_take(bptt_strbuf *b)
-{
-    char *p = bptt_strbuf_take(b);
-    if (!p) {
-        cli_error(1, CMD, "out of memory");
-        exit(1);
-    }
-    return p;
-}
-
-static void *sweep_alloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        cli_error(1, CMD, "out of memory");
-        exit(1);
-    }
-    return p;
-}
-
-static char *sweep_dup(const char *s)
-{
-    const size_t n = strlen(s) + 1;
-    return memcpy(sweep_alloc(n), s, n);
-}
-
-char *sweep_cat(const char *a, const char *b)
-{
-    bptt_strbuf s = {0};
-    bptt_strbuf_puts(&s, a);
-    bptt_strbuf_puts(&s, b);
-    return sweep_take(&s);
-}
-
-char *sweep_header(const sweep *s)
-{
-    char *h = bptt_grid_header(&s->g);
-    if (!h) {
-        cli_error(1, CMD, "out of memory");
-        exit(1);
-    }
-    return h;
-}
-
-char *sweep_point_text(const sweep *s, size_t k)
-{
-    char *d = bptt_grid_point_text(&s->g, k);
-    if (!d) {
-        cli_error(1, CMD, "out of memory");
-        exit(1);
-    }
-    return d;
-}
-
-/* All of buf to fd; 0 or errno. */
-int sweep_write_all(int fd, const char *buf, size_t n)
-{
-    while (n > 0) {
-        const ssize_t w = write(fd, buf, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return errno;
-        buf += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* fsync of the directory holding path, so that a rename in it lasts. */
-void sweep_sync_dir(const char *path)
-{
-    char *d = sweep_dup(path);
-    char *slash = strrchr(d, '/');
-    const char *dir = ".";
-    if (slash == d)
-        dir = "/";
-    else if (slash) {
-        *slash = '\0';
-        dir = d;
-    }
-    const int fd = open(dir, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    free(d);
-}
-
-/* text into a new path.tmp.PID (one left by a killed process of the same
- * pid is removed first: never written through), fsynced: 0 with *tmp set,
- * or errno. */
-static int write_temp(const char *path, const char *text, size_t n,
-                      bptt_strbuf *tmp)
-{
-    bptt_strbuf_printf(tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (tmp->failed)
-        return ENOMEM;
-    int fd = open(tmp->p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno == EEXIST && unlink(tmp->p) == 0)
-        fd = open(tmp->p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0)
-        return errno;
-    int err = sweep_write_all(fd, text, n);
-    if (!err && fsync(fd) != 0)
-        err = errno;
-    if (close(fd) != 0 && !err)
-        err = errno;
-    if (err)
-        unlink(tmp->p);
-    return err;
-}
-
-/* Writes text to path.tmp.PID, fsyncs it and renames it to path: 0, or the
- * error printed and 1. */
-int sweep_write_atomic(const char *path, const char *text, size_t n)
-{
-    bptt_strbuf tmp = {0};
-    int err = write_temp(path, text, n, &tmp);
-    if (!err && rename(tmp.p, path) != 0) {
-        err = errno;
-        unlink(tmp.p);
-    }
-    bptt_strbuf_free(&tmp);
-    if (err)
-        return cli_error(1, CMD, "cannot write %s: %s", path, strerror(err));
-    sweep_sync_dir(path);
-    return 0;
-}
-
-int sweep_write_new(const char *path, const char *text, size_t n, int force)
-{
-    if (force)
-        return sweep_write_atomic(path, text, n);
-    bptt_strbuf tmp = {0};
-    int err = write_temp(path, text, n, &tmp);
-    if (!err) {
-        /* link, unlike rename, fails when path exists */
-        struct stat sb;
-        if (link(tmp.p, path) != 0) {
-            err = errno;
-            /* a file system without hard links: the check and the rename
-             * are two steps there */
-            if ((err == EPERM || err == ENOTSUP || err == EOPNOTSUPP ||
-                 err == EMLINK) && lstat(path, &sb) != 0 && errno == ENOENT)
-                err = rename(tmp.p, path) == 0 ? 0 : errno;
-        }
-        unlink(tmp.p);
-    }
-    bptt_strbuf_free(&tmp);
-    if (err == EEXIST)
-        return cli_error(EXIT_USAGE, CMD, "%s exists (it appeared while this "
-                         "was written); give another name, or --force to "
-                         "replace it", path);
-    if (err)
-        return cli_error(1, CMD, "cannot write %s: %s", path, strerror(err));
-    sweep_sync_dir(path);
-    return 0;
-}
 
 /* FILE from the header and every record, in grid order. */
 int sweep_write_result(const sweep *s, const char *header, char **rec)
@@ -228,7 +70,7 @@ static void drop_stale_partial(const sweep *s)
         size_t len;
         int err;
         char other[17] = "";
-        if (bptt_readback(partial, fd, sweep_file_cap(s), &text, &len, &err,
+        if (bptt_readback(partial, fd, bptt_records_file_cap(&s->g), &text, &len, &err,
                           NULL) == BPTT_READBACK_OK &&
             bptt_grid_header_matches(&s->g, text, other) == 1)
             unlink(partial);
@@ -250,7 +92,7 @@ int sweep_check_done(const sweep *s, int *stop)
     *stop = 1;
     char *text;
     size_t len;
-    int rc = sweep_readback(NULL, s->out, -1, sweep_file_cap(s), 1,
+    int rc = sweep_readback(NULL, s->out, -1, bptt_records_file_cap(&s->g), 1,
                             "give another --out, or --force to replace it",
                             &text, &len);
     if (rc)
@@ -260,7 +102,11 @@ int sweep_check_done(const sweep *s, int *stop)
     if (m == 1) {
         size_t got;
         char why[300];
-        if (sweep_whole_file(s, text, len, &got, why, sizeof why) != 0)
+        const int whole = bptt_records_whole(&s->g, text, len, &got, why,
+                                             sizeof why);
+        if (whole == BPTT_ENOMEM)
+            sweep_out_of_memory();
+        if (whole != BPTT_OK)
             rc = cli_error(EXIT_USAGE, CMD, "%s holds %zu of %zu records of "
                            "this grid (%s): it is not a finished sweep; "
                            "--force recomputes it", s->out, got,
@@ -334,10 +180,10 @@ static int sink_partial(void *ctx, size_t point, const char *line, size_t len)
     direct *d = ctx;
     if (d->die_after >= 0 && d->written == d->die_after) {
         if (d->die_halfway)
-            sweep_write_all(d->fd, line, len / 2);
+            bptt_write_all(d->fd, line, len / 2);
         raise(SIGKILL);
     }
-    int e = sweep_write_all(d->fd, line, len);
+    int e = bptt_write_all(d->fd, line, len);
     if (!e && fsync(d->fd) != 0)
         e = errno;
     if (e)
@@ -387,12 +233,18 @@ static int partial_records(const sweep *s, const char *path, direct *d,
         lineno++;
         size_t k;
         char why[300];
-        if (sweep_record_check(s, p, (size_t)(e - p), SIZE_MAX, &k, why,
-                               sizeof why) != 0)
+        const int ok = bptt_record_check(&s->g, p, (size_t)(e - p), SIZE_MAX,
+                                         &k, why, sizeof why);
+        if (ok == BPTT_ENOMEM)
+            sweep_out_of_memory();
+        if (ok != BPTT_OK)
             return cli_error(EXIT_USAGE, CMD, "%s:%zu is not a record of this "
                              "sweep (%s); remove the file, or give --force "
                              "to start over", path, lineno, why);
-        if (sweep_keep_record(d->rec, k, p, (size_t)(e - p)) != 0)
+        const int kept = bptt_record_keep(d->rec, k, p, (size_t)(e - p));
+        if (kept == BPTT_ENOMEM)
+            sweep_out_of_memory();
+        if (kept != BPTT_OK)
             return cli_error(EXIT_USAGE, CMD, "%s:%zu is a second record of "
                              "point %zu, not the same as the first; remove "
                              "the file, or give --force to start over", path,
@@ -468,7 +320,7 @@ static int open_partial(const sweep *s, const char *path, direct *d,
         if (lseek(d->fd, 0, SEEK_SET) < 0)
             return cli_error(1, CMD, "cannot read %s: %s", path,
                              strerror(errno));
-        if ((rc = sweep_readback(NULL, path, d->fd, sweep_file_cap(s), 1,
+        if ((rc = sweep_readback(NULL, path, d->fd, bptt_records_file_cap(&s->g), 1,
                                  "remove it, or give --force to start over",
                                  &text, &len)) != 0)
             return rc;
@@ -478,7 +330,7 @@ static int open_partial(const sweep *s, const char *path, direct *d,
             char *h = sweep_header(s);
             int e = ftruncate(d->fd, 0) != 0 ? errno : 0;
             if (!e)
-                e = sweep_write_all(d->fd, h, strlen(h));
+                e = bptt_write_all(d->fd, h, strlen(h));
             if (!e && fsync(d->fd) != 0)
                 e = errno;
             if (e) {
@@ -525,15 +377,6 @@ static int open_partial(const sweep *s, const char *path, direct *d,
     }
     return cli_error(1, CMD, "cannot lock %s: it keeps being removed or "
                      "replaced", path);
-}
-
-void sweep_free_records(char **rec, size_t n)
-{
-    if (!rec)
-        return;
-    for (size_t k = 0; k < n; k++)
-        free(rec[k]);
-    free(rec);
 }
 
 int sweep_direct(const sweep *s)

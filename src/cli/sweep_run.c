@@ -1,7 +1,8 @@
 /* sweep_run.c: `bptt sweep --mode run`: one child `bptt run` process a
  * point (so that each point's RSS peak is its own), its JSON object the
- * point's record; and the signals that stop a sweep (SIGINT, SIGTERM),
- * which its children never outlive. */
+ * point's record, a child never outliving the sweep (the signals that
+ * stop one are sweep_util.c's); and the dispatch of a sweep's points to
+ * their mode. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
@@ -15,52 +16,10 @@
 #endif
 #include <unistd.h>
 
+#include "records.h"
 #include "sweep.h"
 
 #define CMD SWEEP_CMD
-
-volatile sig_atomic_t sweep_signal;
-
-/* A pipe the handler writes a byte to, so that run mode's poll for a
- * child's output wakes up however late the signal comes (even between its
- * check of sweep_signal and the poll), on whichever thread it lands. */
-static int wake_fd[2] = {-1, -1};
-
-static void on_signal(int sig)
-{
-    if (sweep_signal) { /* a second one: stop at once (a run child dies with
-                       * this process: see spawn) */
-        signal(sig, SIG_DFL);
-        raise(sig);
-        return;
-    }
-    sweep_signal = sig;
-    if (wake_fd[1] >= 0) {
-        const int e = errno;
-        if (write(wake_fd[1], "", 1) < 0) {
-            /* the pipe is full: a wake-up is waiting already */
-        }
-        errno = e;
-    }
-}
-
-/* From now on SIGINT and SIGTERM set sweep_signal (and wake spawn's poll). */
-void sweep_catch_signals(void)
-{
-    int p[2];
-    if (wake_fd[0] < 0 && pipe(p) == 0) {
-        for (int i = 0; i < 2; i++) {
-            fcntl(p[i], F_SETFD, FD_CLOEXEC);
-            fcntl(p[i], F_SETFL, O_NONBLOCK);
-        }
-        wake_fd[0] = p[0];
-        wake_fd[1] = p[1];
-    }
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
 
 /* ---- run mode: one child `bptt run` per point --------------------------- */
 
@@ -122,7 +81,7 @@ static int spawn(char *const *argv, bptt_strbuf *out, bptt_strbuf *err,
     close(po[1]);
     close(pe[1]);
     struct pollfd fds[3] = {
-        {po[0], POLLIN, 0}, {pe[0], POLLIN, 0}, {wake_fd[0], POLLIN, 0}};
+        {po[0], POLLIN, 0}, {pe[0], POLLIN, 0}, {sweep_wake_fd(), POLLIN, 0}};
     bptt_strbuf *dst[2] = {out, err};
     int open_fds = 2, killed = 0;
     while (open_fds > 0) {
@@ -218,40 +177,21 @@ static int compute_run(const sweep *s, const size_t *todo, size_t n,
         } else if (sweep_signal) {
             rc = SWEEP_INTERRUPTED;
         } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-            if (out.n < 3 || out.p[0] != '{' || out.p[out.n - 1] != '\n' ||
-                out.p[out.n - 2] != '}' || memchr(out.p, '\n', out.n - 1)) {
+            bptt_strbuf b = {0};
+            if (bptt_record_run(&b, &s->g, todo[i], out.p, out.n) ==
+                BPTT_OK) {
+                line = sweep_take(&b);
+            } else {
                 char *d = sweep_point_text(s, todo[i]);
                 rc = cli_error(1, CMD, "%s: bptt run printed no JSON object",
                                d);
                 free(d);
-            } else {
-                bptt_strbuf b = {0};
-                bptt_strbuf_printf(&b, "{\"point\":%zu,\"memory_spec\":",
-                                   todo[i]);
-                bptt_strbuf_json(&b, bptt_grid_value(&s->g, idx,
-                                                     BPTT_GK_MEMORY));
-                bptt_strbuf_puts(&b, ",");
-                bptt_strbuf_add(&b, out.p + 1, out.n - 1);
-                line = sweep_take(&b);
             }
         } else if (WIFEXITED(status) &&
                    WEXITSTATUS(status) == EXIT_INFEASIBLE &&
                    s->g.record_infeasible) {
             bptt_strbuf b = {0};
-            bptt_strbuf_printf(&b, "{\"point\":%zu,\"memory_spec\":",
-                               todo[i]);
-            bptt_strbuf_json(&b, bptt_grid_value(&s->g, idx, BPTT_GK_MEMORY));
-            for (int k = 0; k < BPTT_GRID_AXES; k++)
-                if (s->g.applies[k] && s->g.ax[k].n && k != BPTT_GK_MEMORY) {
-                    bptt_strbuf_printf(&b, ",\"%s\":", bptt_grid_keys[k].name);
-                    if (bptt_grid_keys[k].kind == BPTT_GRID_INT)
-                        bptt_strbuf_puts(&b, bptt_grid_value(&s->g, idx, k));
-                    else
-                        bptt_strbuf_json(&b, bptt_grid_value(&s->g, idx, k));
-                }
-            bptt_strbuf_puts(&b, ",\"error\":");
-            bptt_strbuf_json(&b, last_line(&err));
-            bptt_strbuf_puts(&b, "}\n");
+            bptt_record_run_error(&b, &s->g, todo[i], last_line(&err));
             line = sweep_take(&b);
         } else {
             char *d = sweep_point_text(s, todo[i]);

@@ -126,3 +126,44 @@ int bptt_records_csv(char *const *rec, size_t n, bptt_strbuf *b, size_t *bad)
     free(col);
     return rc;
 }
+
+/* ---- the records of a grid's points -------------------------------------- */
+
+void bptt_record_start(bptt_strbuf *b, const bptt_grid *g, size_t k)
+{
+    size_t idx[BPTT_GRID_AXES];
+    bptt_grid_decode(g, k, idx);
+    bptt_strbuf_printf(b, "{\"point\":%zu,\"memory_spec\":", k);
+    bptt_strbuf_json(b, bptt_grid_value(g, idx, BPTT_GK_MEMORY));
+}
+
+int bptt_record_run(bptt_strbuf *b, const bptt_grid *g, size_t k,
+                    const char *obj, size_t n)
+{
+    if (n < 3 || obj[0] != '{' || obj[n - 1] != '\n' || obj[n - 2] != '}' ||
+        memchr(obj, '\n', n - 1))
+        return BPTT_EINVAL;
+    bptt_record_start(b, g, k);
+    bptt_strbuf_puts(b, ",");
+    bptt_strbuf_add(b, obj + 1, n - 1);
+    return BPTT_OK;
+}
+
+void bptt_record_run_error(bptt_strbuf *b, const bptt_grid *g, size_t k,
+                           const char *message)
+{
+    size_t idx[BPTT_GRID_AXES];
+    bptt_grid_decode(g, k, idx);
+    bptt_record_start(b, g, k);
+    for (int a = 0; a < BPTT_GRID_AXES; a++)
+        if (g->applies[a] && g->ax[a].n && a != BPTT_GK_MEMORY) {
+            bptt_strbuf_printf(b, ",\"%s\":", bptt_grid_keys[a].name);
+            if (bptt_grid_keys[a].kind == BPTT_GRID_INT)
+                bptt_strbuf_puts(b, bptt_grid_value(g, idx, a));
+            else
+                bptt_strbuf_json(b, bptt_grid_value(g, idx, a));
+        }
+    bptt_strbuf_puts(b, ",\"error\":");
+    bptt_strbuf_json(b, message);
+    bptt_strbuf_puts(b, "}\n");
+}

@@ -1,0 +1,108 @@
+/* filewrite.c: files written whole (filewrite.h): a temporary file beside
+ * the result, fsynced, then renamed or linked into place. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/filewrite.h"
+#include "strbuf.h"
+
+int bptt_write_all(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        const ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return errno;
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int bptt_sync_dir(const char *path)
+{
+    const size_t len = strlen(path) + 1;
+    char *d = malloc(len);
+    if (!d)
+        return ENOMEM;
+    memcpy(d, path, len);
+    char *slash = strrchr(d, '/');
+    const char *dir = ".";
+    if (slash == d)
+        dir = "/";
+    else if (slash) {
+        *slash = '\0';
+        dir = d;
+    }
+    const int fd = open(dir, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(d);
+    return 0;
+}
+
+/* text into a new path.tmp.PID (one left by a killed process of the same
+ * pid is removed first: never written through), fsynced: 0 with *tmp set,
+ * or errno. */
+static int write_temp(const char *path, const char *text, size_t n,
+                      bptt_strbuf *tmp)
+{
+    bptt_strbuf_printf(tmp, "%s.tmp.%ld", path, (long)getpid());
+    if (tmp->failed)
+        return ENOMEM;
+    int fd = open(tmp->p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EEXIST && unlink(tmp->p) == 0)
+        fd = open(tmp->p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return errno;
+    int err = bptt_write_all(fd, text, n);
+    if (!err && fsync(fd) != 0)
+        err = errno;
+    if (close(fd) != 0 && !err)
+        err = errno;
+    if (err)
+        unlink(tmp->p);
+    return err;
+}
+
+int bptt_write_replace(const char *path, const char *text, size_t n)
+{
+    bptt_strbuf tmp = {0};
+    int err = write_temp(path, text, n, &tmp);
+    if (!err && rename(tmp.p, path) != 0) {
+        err = errno;
+        unlink(tmp.p);
+    }
+    bptt_strbuf_free(&tmp);
+    return err ? err : bptt_sync_dir(path);
+}
+
+int bptt_write_new(const char *path, const char *text, size_t n)
+{
+    bptt_strbuf tmp = {0};
+    int err = write_temp(path, text, n, &tmp);
+    if (!err) {
+        /* link, unlike rename, fails when path exists */
+        struct stat sb;
+        if (link(tmp.p, path) != 0) {
+            err = errno;
+            /* a file system without hard links: the check and the rename
+             * are two steps there */
+            if ((err == EPERM || err == ENOTSUP || err == EOPNOTSUPP ||
+                 err == EMLINK) && lstat(path, &sb) != 0 && errno == ENOENT)
+                err = rename(tmp.p, path) == 0 ? 0 : errno;
+        }
+        unlink(tmp.p);
+    }
+    bptt_strbuf_free(&tmp);
+    return err ? err : bptt_sync_dir(path);
+}

@@ -76,4 +76,9 @@ int bptt_budget_slots(const bptt_budget *b, int64_t full_slots,
 int bptt_budget_bytes(const bptt_budget *b, int64_t full_bytes,
                       int64_t slot_bytes, int64_t *out);
 
+/* units as slots of unit units each: "12", or "3496.5" when not whole
+ * (at most 6 decimals, no trailing zeros), into buf; returns buf. */
+const char *bptt_slots_text(char *buf, size_t cap, int64_t units,
+                            int64_t unit);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include "bptt.h"
 #include "budget.h"
+#include "fields.h"
 
 /* Exit codes. */
 enum {
@@ -15,7 +16,13 @@ enum {
     EXIT_INFEASIBLE = 3  /* the budget is below the smallest feasible one */
 };
 
-enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+/* The formats of the outputs, as the library's writers number them
+ * (fields.h). */
+enum output_format {
+    FORMAT_TEXT = BPTT_FIELDS_TEXT,
+    FORMAT_JSON = BPTT_FIELDS_JSON,
+    FORMAT_CSV = BPTT_FIELDS_CSV
+};
 
 /* One line on stderr, "bptt CMD: message", then the exit code to return.
  * The message is always one line: whatever the values it quotes hold, a
@@ -109,29 +116,6 @@ double cli_seconds(void); /* monotonic clock */
  * FIFO (named pipe)", "a device", "a socket", "a regular file", "not
  * there". */
 const char *cli_file_kind(const char *path, int fd);
-
-/* One record of `bptt plan`: the plan of one (strategy, length, alpha,
- * budget) as the validator counted it.  st is NULL for an infeasible budget
- * (`bptt sweep --infeasible record`): the counts are then null. */
-typedef struct {
-    const char *strategy;
-    int64_t length, alpha, memory; /* alpha: an internal state; memory: the
-                                      budget; both in units */
-    int64_t full_peak, min_memory; /* full BPTT's peak, least feasible */
-    const bptt_plan_stats *st;
-    int64_t unit; /* units of a hidden state (a slot); 0 or 1: every
-                     value is in slots */
-} cli_plan_record;
-
-/* units as slots of unit units each: "12", or "3496.5" when not whole
- * (at most 6 decimals, no trailing zeros), into buf; returns buf. */
-const char *cli_slots_text(char *buf, size_t cap, int64_t units,
-                           int64_t unit);
-
-/* The record's JSON members without braces, in the order and format of
- * `bptt plan --format json` (strategy ... actions: no timings); returns
- * what snprintf returns. */
-int cli_plan_record_json(const cli_plan_record *r, char *buf, size_t cap);
 
 /* The plan of tb at budget m, checked by the validator: 0, with *plan (the
  * caller frees it) and *st filled; or the error printed for `cmd` and its

@@ -1,57 +1,13 @@
-/* plan_shared.c: what `bptt plan` and `bptt sweep` share (cli.h): a plan
- * record as JSON members, the validated plan of a table at one budget,
- * whether a plan fits in memory before it is made, and the message for a
- * table that cannot be built. */
+/* plan_shared.c: what `bptt plan` and `bptt sweep` share (cli.h): the
+ * validated plan of a table at one budget, whether a plan fits in memory
+ * before it is made, and the message for a table that cannot be built.
+ * (Their records are the library's: planrec.h.) */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 
 #include "bptt.h"
 #include "cli.h"
 #include "plan.h"
-
-int cli_plan_record_json(const cli_plan_record *r, char *buf, size_t cap)
-{
-    const int64_t u = r->unit > 1 ? r->unit : 1;
-    char al[32], mem[32], full[32], least[32], peak[32];
-    cli_slots_text(al, sizeof al, r->alpha, u);
-    cli_slots_text(mem, sizeof mem, r->memory, u);
-    cli_slots_text(full, sizeof full, r->full_peak, u);
-    cli_slots_text(least, sizeof least, r->min_memory, u);
-    const int head = snprintf(buf, cap,
-                              "\"strategy\":\"%s\",\"length\":%" PRId64
-                              ",\"alpha\":%s,\"memory\":%s",
-                              r->strategy, r->length, al, mem);
-    if (head < 0 || (size_t)head >= cap)
-        return head;
-    char *rest = buf + head;
-    const size_t left = cap - (size_t)head;
-    int n;
-    if (r->st) {
-        const bptt_plan_stats *st = r->st;
-        n = snprintf(rest, left,
-                     ",\"forward_ops\":%" PRId64 ",\"recompute_ops\":%" PRId64
-                     ",\"backward_ops\":%" PRId64 ",\"peak_slots\":%s"
-                     ",\"forward_ops_per_step\":%.6f"
-                     ",\"full_peak_slots\":%s"
-                     ",\"memory_fraction\":%.6f,\"min_memory\":%s"
-                     ",\"actions\":%zu",
-                     st->forward_ops, st->recompute_ops, st->backward_ops,
-                     cli_slots_text(peak, sizeof peak, st->peak_units, u),
-                     (double)st->forward_ops / (double)r->length, full,
-                     (double)st->peak_units / (double)r->full_peak, least,
-                     st->n_actions);
-    } else {
-        n = snprintf(rest, left,
-                     ",\"forward_ops\":null,\"recompute_ops\":null"
-                     ",\"backward_ops\":null,\"peak_slots\":null"
-                     ",\"forward_ops_per_step\":null"
-                     ",\"full_peak_slots\":%s"
-                     ",\"memory_fraction\":null,\"min_memory\":%s"
-                     ",\"actions\":null",
-                     full, least);
-    }
-    return n < 0 ? n : head + n;
-}
 
 int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
                 bptt_plan **plan, bptt_plan_stats *st, double *plan_seconds)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/planrec.h"
+#include "records.h"
 #include "sweep.h"
 
 #define CMD SWEEP_CMD
@@ -66,8 +68,8 @@ int sweep_plan_preflight(const sweep *s)
             char what[160], have[32], least[32];
             snprintf(what, sizeof what, "budget %s slots is below the "
                      "smallest feasible one, %s slots",
-                     cli_slots_text(have, sizeof have, p.budget, p.h),
-                     cli_slots_text(least, sizeof least, p.min, p.h));
+                     bptt_slots_text(have, sizeof have, p.budget, p.h),
+                     bptt_slots_text(least, sizeof least, p.min, p.h));
             return infeasible_error(s, k, what);
         }
         /* plans whose cost is known without a table must fit in memory
@@ -84,18 +86,17 @@ int sweep_plan_preflight(const sweep *s)
     return 0;
 }
 
-static char *plan_record(size_t point, const plan_point *p,
+static char *plan_record(const sweep *s, size_t point, const plan_point *p,
                          const bptt_plan_stats *st, int64_t min_memory)
 {
-    const cli_plan_record r = {p->strategy->name, (int64_t)p->length,
-                               p->alpha,          p->budget,
-                               p->full,           min_memory,
-                               st,                p->h};
+    const bptt_plan_record r = {p->strategy->name, (int64_t)p->length,
+                                p->alpha,          p->budget,
+                                p->full,           min_memory,
+                                st,                p->h};
     char fields[1024];
-    cli_plan_record_json(&r, fields, sizeof fields);
+    bptt_plan_record_json(&r, fields, sizeof fields);
     bptt_strbuf b = {0};
-    bptt_strbuf_printf(&b, "{\"point\":%zu,\"memory_spec\":", point);
-    bptt_strbuf_json(&b, p->spec);
+    bptt_record_start(&b, &s->g, point);
     bptt_strbuf_printf(&b, ",%s}\n", fields);
     return sweep_take(&b);
 }
@@ -111,14 +112,14 @@ static int plan_group(const sweep *s, const size_t *todo, size_t i, size_t j,
         plan_point_at(s, todo[i], &p);
         char *line;
         if (p.budget < p.min || !tb) {
-            line = plan_record(todo[i], &p, NULL, p.min);
+            line = plan_record(s, todo[i], &p, NULL, p.min);
         } else {
             bptt_plan *plan;
             bptt_plan_stats st;
             if ((rc = cli_plan_at(CMD, tb, p.budget, &plan, &st, NULL)) != 0)
                 break;
             bptt_plan_free(plan);
-            line = plan_record(todo[i], &p, &st, p.min);
+            line = plan_record(s, todo[i], &p, &st, p.min);
         }
         rc = sink(ctx, todo[i], line, strlen(line));
         free(line);
@@ -164,7 +165,7 @@ int sweep_compute_plan(const sweep *s, const size_t *todo, size_t n,
             if (rc != BPTT_OK) {
                 char budget[64], slots[32];
                 snprintf(budget, sizeof budget, "budgets up to %s slots",
-                         cli_slots_text(slots, sizeof slots, top, first.h));
+                         bptt_slots_text(slots, sizeof slots, top, first.h));
                 return cli_table_error(CMD, rc, first.strategy, first.length,
                                        first.h, first.alpha, top, budget);
             }

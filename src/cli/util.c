@@ -329,19 +329,6 @@ int cli_parse_budget(const char *cmd, const char *text, int64_t full,
                      text, hi);
 }
 
-const char *cli_slots_text(char *buf, size_t cap, int64_t units, int64_t unit)
-{
-    if (unit <= 1 || units % unit == 0) {
-        snprintf(buf, cap, "%" PRId64, unit > 1 ? units / unit : units);
-        return buf;
-    }
-    snprintf(buf, cap, "%.6f", (double)units / (double)unit);
-    char *end = buf + strlen(buf) - 1;
-    while (*end == '0')
-        *end-- = '\0';
-    return buf;
-}
-
 int cli_slots_units(const char *cmd, const char *opt, const bptt_budget *b,
                     const char *text, int64_t unit, const char *alpha,
                     int64_t *out)
@@ -356,9 +343,9 @@ int cli_slots_units(const char *cmd, const char *opt, const bptt_budget *b,
     int64_t lo, hi;
     bptt_budget_units_near(b, unit, &lo, &hi);
     char step[32], below[32], above[32];
-    cli_slots_text(step, sizeof step, 1, unit);
-    cli_slots_text(below, sizeof below, lo, unit);
-    cli_slots_text(above, sizeof above, hi, unit);
+    bptt_slots_text(step, sizeof step, 1, unit);
+    bptt_slots_text(below, sizeof below, lo, unit);
+    bptt_slots_text(above, sizeof above, hi, unit);
     return cli_error(EXIT_USAGE, cmd, "%s: %s slots is not a budget at alpha "
                      "%s, whose budgets go in steps of %s slot (give %s or "
                      "%s)", opt, text, alpha, step,

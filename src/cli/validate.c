@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "io/readback.h"
 #include "planjson.h"
+#include "io/planrec.h"
 
 #define CMD "validate"
 /* The most a plan file may hold: about 40 million actions of bptt's
@@ -172,47 +173,16 @@ int cli_validate(int argc, char **argv)
                          "actions'; drop the field, or fix the plan)", path,
                          why);
     }
-    const int64_t h = plan->hidden_units;
-    char peak[32], mem[32];
-    cli_slots_text(peak, sizeof peak, st.peak_units, h);
-    cli_slots_text(mem, sizeof mem, plan->budget, h);
     const int ok = rc == BPTT_OK;
-    const char *rule = bptt_violation_str(st.violation);
-    const bptt_action *bad =
-        !ok && st.bad_action < plan->n_actions ? &plan->actions[st.bad_action]
-                                               : NULL;
-    if (format == FORMAT_JSON) {
-        printf("{\"valid\":%s,\"length\":%zu,\"actions\":%zu", ok ? "true"
-                                                                 : "false",
-               plan->length, plan->n_actions);
-        if (ok)
-            printf(",\"forward_ops\":%" PRId64 ",\"recompute_ops\":%" PRId64
-                   ",\"backward_ops\":%" PRId64 ",\"peak_slots\":%s}\n",
-                   st.forward_ops, st.recompute_ops, st.backward_ops, peak);
-        else if (bad)
-            printf(",\"bad_action\":%zu,\"op\":\"%s\",\"step\":%u,"
-                   "\"rule\":\"%s\"}\n",
-                   st.bad_action, bptt_op_name((int)bad->op), bad->step, rule);
-        else
-            printf(",\"bad_action\":%zu,\"op\":null,\"step\":null,"
-                   "\"rule\":\"%s\"}\n",
-                   st.bad_action, rule);
-    } else if (ok) {
-        printf("valid plan: length %zu, %zu actions, %" PRId64 " forward ops "
-               "(%" PRId64 " recomputations), %" PRId64 " backward ops, peak "
-               "%s slots%s%s%s\n",
-               plan->length, plan->n_actions, st.forward_ops,
-               st.recompute_ops, st.backward_ops, peak,
-               plan->budget / h < BPTT_PLAN_NO_LIMIT ? " (budget " : "",
-               plan->budget / h < BPTT_PLAN_NO_LIMIT ? mem : "",
-               plan->budget / h < BPTT_PLAN_NO_LIMIT ? ")" : "");
-    } else if (bad) {
-        printf("invalid plan: action %zu (%s %u) breaks a rule: %s\n",
-               st.bad_action, bptt_op_name((int)bad->op), bad->step, rule);
-    } else {
-        printf("invalid plan: at its end (after %zu actions): %s\n",
-               plan->n_actions, rule);
+    bptt_strbuf out = {0};
+    bptt_plan_verdict(&out, format == FORMAT_JSON, plan, &st, ok);
+    if (out.failed) {
+        bptt_strbuf_free(&out);
+        bptt_plan_free(plan);
+        return cli_error(1, CMD, "out of memory");
     }
+    fputs(out.p, stdout);
+    bptt_strbuf_free(&out);
     bptt_plan_free(plan);
     return ok ? 0 : 1;
 }

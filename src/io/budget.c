@@ -1,6 +1,8 @@
 /* budget.c: memory budgets as people write them (see budget.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -231,4 +233,18 @@ int bptt_budget_bytes(const bptt_budget *b, int64_t full_bytes,
     }
     default: return BPTT_EINVAL;
     }
+}
+
+const char *bptt_slots_text(char *buf, size_t cap, int64_t units,
+                            int64_t unit)
+{
+    if (unit <= 1 || units % unit == 0) {
+        snprintf(buf, cap, "%" PRId64, unit > 1 ? units / unit : units);
+        return buf;
+    }
+    snprintf(buf, cap, "%.6f", (double)units / (double)unit);
+    char *end = buf + strlen(buf) - 1;
+    while (*end == '0')
+        *end-- = '\0';
+    return buf;
 }

@@ -10,7 +10,10 @@
  * decimal digits and at most one point, up to 1000000%; bytes are a
  * non-negative decimal number (it may have a fraction) times the unit, up
  * to 4e18.  Resolving gives slots (plan) or bytes (run) as an integer,
- * rounded down, never wrapping.  Library code: no output, no allocation.
+ * rounded down, never wrapping.  Amounts are written back the same way:
+ * slots as `bptt plan` prints them, bytes in words; and this machine's
+ * memory, which every size is checked against.  Library code: no output,
+ * no allocation.
  */
 #ifndef BPTT_BUDGET_H
 #define BPTT_BUDGET_H
@@ -80,5 +83,11 @@ int bptt_budget_bytes(const bptt_budget *b, int64_t full_bytes,
  * (at most 6 decimals, no trailing zeros), into buf; returns buf. */
 const char *bptt_slots_text(char *buf, size_t cap, int64_t units,
                             int64_t unit);
+
+/* Physical memory of this machine in bytes (INT64_MAX when unknown): what
+ * every budget and size is checked against. */
+int64_t bptt_phys_bytes(void);
+/* bytes as "512 bytes", "3.5 MiB", "246 GiB" into buf; returns buf. */
+const char *bptt_bytes_text(char *buf, size_t cap, double bytes);
 
 #endif

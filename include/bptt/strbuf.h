@@ -24,6 +24,12 @@ int bptt_strbuf_printf(bptt_strbuf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* s (a C string) as a JSON string literal (bptt_json_string, json.h). */
 int bptt_strbuf_json(bptt_strbuf *b, const char *s);
+/* text[0..n) as one line of text that is safe on a terminal: valid UTF-8
+ * is kept, but a control byte (newline, carriage return, escape, DEL, a C1
+ * control) or a byte of invalid UTF-8 is shown escaped (\n, \t, \r,
+ * \xHH), so that no value can add a line or send a terminal a control
+ * sequence. */
+int bptt_strbuf_escaped(bptt_strbuf *b, const char *text, size_t n);
 /* The string (the caller frees it), "" when empty, or NULL when an
  * allocation failed; b is empty afterwards. */
 char *bptt_strbuf_take(bptt_strbuf *b);

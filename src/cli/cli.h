@@ -92,10 +92,6 @@ int cli_slots_units(const char *cmd, const char *opt, const bptt_budget *b,
  * (out of range). */
 int cli_budget_value(const char *text, int64_t full, int64_t *out);
 
-/* Physical memory of this machine in bytes (INT64_MAX when unknown). */
-int64_t cli_phys_bytes(void);
-/* bytes as "512 bytes", "3.5 MiB", "246 GiB" into buf; returns buf. */
-const char *cli_bytes_text(char *buf, size_t cap, double bytes);
 
 /* An output that is written at the end of the work and renamed into place
  * (a file, or with is_dir a directory): checked before any work.  The name

@@ -402,7 +402,7 @@ static int compare(compare_args *a)
         held = fmax(held, fmin((double)budget_bytes[p],
                                z.full_checkpoint_bytes + z.hidden_bytes));
     }
-    const double phys = (double)cli_phys_bytes();
+    const double phys = (double)bptt_phys_bytes();
     if (z.fixed_bytes + held > phys)
         return run_too_big(CMD, "with its largest budget this comparison "
                            "would hold up to", z.fixed_bytes + held,

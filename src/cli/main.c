@@ -9,7 +9,7 @@
 #include "config.h"
 #include "git-revision.h"
 #include "blascore.h"
-#include "aslimit.h"
+#include "train/aslimit.h"
 #include "cli.h"
 
 /* n as decimal digits at the end of buf[0..cap): their start. */
@@ -54,11 +54,11 @@ static int run_threads(int argc, char **argv)
 static void address_space_preinit(int argc, char **argv, char **envp)
 {
     int64_t left, limit;
-    if (!cli_address_space_left(&left, &limit))
+    if (!bptt_address_space_left(&left, &limit))
         return;
-    const int n = cli_blas_start_threads(envp);
-    const int64_t need = n * CLI_BLAS_THREAD_BYTES + CLI_AS_SLACK_BYTES;
-    if (cli_address_space_fits(need) == 0)
+    const int n = bptt_blas_start_threads(envp);
+    const int64_t need = n * BPTT_BLAS_THREAD_BYTES + BPTT_AS_SLACK_BYTES;
+    if (bptt_address_space_fits(need) == 0)
         return;
     const int k = run_threads(argc, argv);
     const int most = k > n ? k : n;
@@ -71,15 +71,15 @@ static void address_space_preinit(int argc, char **argv, char **envp)
         digits(b[1], 24, n), n > 1 ? " threads here" : " thread here",
         "; raise it to ulimit -v ",
         digits(b[2], 24,
-               cli_address_space_advice(used, most * CLI_BLAS_THREAD_BYTES +
-                                                  CLI_AS_SLACK_BYTES)),
+               bptt_address_space_advice(used, most * BPTT_BLAS_THREAD_BYTES +
+                                                  BPTT_AS_SLACK_BYTES)),
         n > 1 && k <= 1 ? ", or start one thread (OMP_NUM_THREADS=1 needs "
                           "ulimit -v "
                         : "",
         n > 1 && k <= 1
             ? digits(b[3], 24,
-                     cli_address_space_advice(used, CLI_BLAS_THREAD_BYTES +
-                                                        CLI_AS_SLACK_BYTES))
+                     bptt_address_space_advice(used, BPTT_BLAS_THREAD_BYTES +
+                                                        BPTT_AS_SLACK_BYTES))
             : "",
         n > 1 && k <= 1 ? ")" : "", "\n"};
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)

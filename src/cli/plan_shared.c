@@ -67,7 +67,7 @@ int cli_plan_cost_fits(const char *cmd, const char *name, size_t t,
 {
     const double bytes = bptt_plan_bytes_bound(t, c);
     const double actions = bytes / (double)sizeof(bptt_action);
-    const double phys = (double)cli_phys_bytes();
+    const double phys = (double)bptt_phys_bytes();
     if (bytes <= phys / 2)
         return 0;
     char need[32], have[32];
@@ -77,8 +77,8 @@ int cli_plan_cost_fits(const char *cmd, const char *name, size_t t,
                      "%" PRId64 " (%" PRId64 " forward ops) may hold up to "
                      "%.0f actions, %s, more than half of this machine's "
                      "%s; use a smaller length%s", name, t, m, c, actions,
-                     cli_bytes_text(need, sizeof need, bytes),
-                     cli_bytes_text(have, sizeof have, phys),
+                     bptt_bytes_text(need, sizeof need, bytes),
+                     bptt_bytes_text(have, sizeof have, phys),
                      dp ? " or a larger budget" : "");
 }
 
@@ -92,8 +92,8 @@ int cli_table_error(const char *cmd, int status, const bptt_strategy *st,
     const size_t nb = bptt_table_bytes_needed(st, t, h, s, max_m, NULL);
     const double bytes = nb == SIZE_MAX ? (double)SIZE_MAX : (double)nb;
     char need[32], have[32];
-    cli_bytes_text(need, sizeof need, bytes);
-    cli_bytes_text(have, sizeof have, (double)cli_phys_bytes());
+    bptt_bytes_text(need, sizeof need, bytes);
+    bptt_bytes_text(have, sizeof have, (double)bptt_phys_bytes());
     if (status == BPTT_ENOMEM)
         return cli_error(1, cmd, "out of memory building the %s table for "
                          "length %zu and %s (the table would hold %s); use a "

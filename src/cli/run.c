@@ -57,7 +57,7 @@
 #include "cli.h"
 #include "live.h"
 #include "data.h"
-#include "aslimit.h"
+#include "train/aslimit.h"
 #include "exec.h"
 #include "finite.h"
 #include "json.h"
@@ -218,8 +218,8 @@ int run_too_big(const char *cmd, const char *what, double need,
 {
     char n[32], h[32];
     return cli_error(EXIT_USAGE, cmd, "%s %s, more than this machine's %s; %s",
-                     what, cli_bytes_text(n, sizeof n, need),
-                     cli_bytes_text(h, sizeof h, (double)cli_phys_bytes()),
+                     what, bptt_bytes_text(n, sizeof n, need),
+                     bptt_bytes_text(h, sizeof h, (double)bptt_phys_bytes()),
                      advice);
 }
 
@@ -235,7 +235,7 @@ int run_preflight_sizes(const char *cmd, const run_args *a,
     int rc = bptt_session_size(&sp, z, why, sizeof why);
     if (rc != BPTT_OK)
         return cli_error(EXIT_USAGE, cmd, "--task %s: %s", a->task, why);
-    const double phys = (double)cli_phys_bytes();
+    const double phys = (double)bptt_phys_bytes();
     if (z->data_bytes > phys)
         return run_too_big(cmd, "the data alone (length x batch x input) "
                            "needs", z->data_bytes,
@@ -254,7 +254,7 @@ static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
     int rc = run_preflight_sizes(CMD, a, z);
     if (rc != 0)
         return rc;
-    const double phys = (double)cli_phys_bytes();
+    const double phys = (double)bptt_phys_bytes();
     if ((rc = run_parse_memory(a->memory, (int64_t)z->full_checkpoint_bytes,
                            (int64_t)z->hidden_bytes, budget_bytes)) != 0)
         return rc;
@@ -266,7 +266,7 @@ static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
         char c[32];
         char what[96];
         snprintf(what, sizeof what, "with %s of checkpoints this run would "
-                 "hold up to", cli_bytes_text(c, sizeof c, held));
+                 "hold up to", bptt_bytes_text(c, sizeof c, held));
         return run_too_big(CMD, what, z->fixed_bytes + held,
                        "give a smaller --memory, e.g. 5%");
     }
@@ -281,10 +281,10 @@ int run_address_space_room(const char *cmd, int threads,
                            const bptt_session_sizes *z, int64_t budget_bytes)
 {
     int64_t left, limit;
-    if (!cli_address_space_left(&left, &limit))
+    if (!bptt_address_space_left(&left, &limit))
         return 0;
     extern char **environ;
-    const int started = cli_blas_start_threads(environ);
+    const int started = bptt_blas_start_threads(environ);
     const double held = fmin((double)budget_bytes,
                              z->full_checkpoint_bytes + z->hidden_bytes);
     /* what the run allocates itself fails cleanly (its allocator returns
@@ -292,9 +292,9 @@ int run_address_space_room(const char *cmd, int threads,
      * works */
     const double need =
         (threads > started ? threads - started : 0) *
-            (double)CLI_BLAS_THREAD_BYTES +
-        z->fixed_bytes + held + (double)CLI_AS_SLACK_BYTES;
-    if (need < 9e18 && cli_address_space_fits((int64_t)need) == 0)
+            (double)BPTT_BLAS_THREAD_BYTES +
+        z->fixed_bytes + held + (double)BPTT_AS_SLACK_BYTES;
+    if (need < 9e18 && bptt_address_space_fits((int64_t)need) == 0)
         return 0;
     return cli_error(EXIT_USAGE, cmd, "the address-space limit (ulimit -v "
                      "%lld) leaves no room for this run: %d threads (OpenBLAS "
@@ -303,7 +303,7 @@ int run_address_space_room(const char *cmd, int threads,
                      "raise it to ulimit -v %lld, or give fewer --threads",
                      (long long)(limit / 1024), threads, started,
                      (z->fixed_bytes + held) / 1048576.0,
-                     cli_address_space_advice(limit - left, (int64_t)need));
+                     bptt_address_space_advice(limit - left, (int64_t)need));
 }
 
 int run_set_threads(const char *cmd, int64_t asked,
@@ -629,11 +629,11 @@ int cli_run(int argc, char **argv)
         bptt_plan_bytes_bound(T, ps.forward_ops) +
         (a.memory_trace ? (double)ps.n_actions * sizeof(bptt_exec_point) : 0);
     const double held = fmin((double)budget_bytes, full_ckpt + hb);
-    if (z.fixed_bytes + held + plan_bytes > (double)cli_phys_bytes()) {
+    if (z.fixed_bytes + held + plan_bytes > (double)bptt_phys_bytes()) {
         bptt_plan_free(plan);
         char p[32], what[96];
         snprintf(what, sizeof what, "with its plan (up to %s) this run would "
-                 "hold up to", cli_bytes_text(p, sizeof p, plan_bytes));
+                 "hold up to", bptt_bytes_text(p, sizeof p, plan_bytes));
         return run_too_big(CMD, what, z.fixed_bytes + held + plan_bytes,
                        "use a smaller --length");
     }

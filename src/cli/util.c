@@ -16,62 +16,13 @@
 #include "cell.h"
 #include "cli.h"
 
-/* The length of the valid UTF-8 sequence at s (n bytes left), 0 if none:
- * no overlong form, no surrogate, nothing above U+10FFFF. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t k;
-    unsigned cp;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf)
-        k = 2, cp = s[0] & 0x1fu;
-    else if (s[0] >= 0xe0 && s[0] <= 0xef)
-        k = 3, cp = s[0] & 0x0fu;
-    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-        k = 4, cp = s[0] & 0x07u;
-    else
-        return 0;
-    if (n < k)
-        return 0;
-    for (size_t i = 1; i < k; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3fu);
-    }
-    if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    /* C1 controls (U+0080 to U+009F) are control codes to a terminal */
-    if (cp >= 0x80 && cp <= 0x9f)
-        return 0;
-    return k;
-}
-
 void cli_put_escaped(FILE *f, const char *text, size_t n)
 {
-    const unsigned char *s = (const unsigned char *)text;
-    for (size_t i = 0; i < n;) {
-        const unsigned char c = s[i];
-        const size_t k = c >= 0x20 && c != 0x7f ? utf8_len(s + i, n - i) : 0;
-        if (k > 0) {
-            fwrite(s + i, 1, k, f);
-            i += k;
-            continue;
-        }
-        if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
-        else if (c == '\r')
-            fputs("\\r", f);
-        else
-            fprintf(f, "\\x%02x", c);
-        i++;
-        /* a C1 control written as UTF-8: both of its bytes escaped */
-        if (c == 0xc2 && i < n && s[i] >= 0x80 && s[i] <= 0x9f)
-            fprintf(f, "\\x%02x", s[i++]);
-    }
+    bptt_strbuf b = {0};
+    bptt_strbuf_escaped(&b, text, n);
+    if (b.p)
+        fwrite(b.p, 1, b.n, f);
+    bptt_strbuf_free(&b);
 }
 
 /* "bptt CMD: " and the message, escaped, as one line on stderr. */
@@ -357,29 +308,6 @@ double cli_seconds(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int64_t cli_phys_bytes(void)
-{
-    const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    return pages > 0 && psize > 0 ? (int64_t)pages * psize : INT64_MAX;
-}
-
-const char *cli_bytes_text(char *buf, size_t cap, double bytes)
-{
-    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB",
-                                       "PiB", "EiB"};
-    int u = 0;
-    double v = bytes;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, cap, "%.0f bytes", v);
-    else
-        snprintf(buf, cap, "%.3g %s", v, unit[u]);
-    return buf;
 }
 
 const char *cli_file_kind(const char *path, int fd)

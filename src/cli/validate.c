@@ -70,7 +70,7 @@ static int read_input(const char *path, char **text, size_t *len)
     case BPTT_READBACK_TOOBIG:
         return cli_error(EXIT_USAGE, CMD, "'%s' is larger than %s, the most "
                          "a plan file may hold (about 40 million actions)",
-                         path, cli_bytes_text(cap, sizeof cap,
+                         path, bptt_bytes_text(cap, sizeof cap,
                                               (double)MAX_INPUT));
     case BPTT_READBACK_NUL:
         return cli_error(EXIT_USAGE, CMD, "%s:%zu:%zu: a NUL byte; a plan "

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bptt.h"
 #include "budget.h"
@@ -246,5 +247,28 @@ const char *bptt_slots_text(char *buf, size_t cap, int64_t units,
     char *end = buf + strlen(buf) - 1;
     while (*end == '0')
         *end-- = '\0';
+    return buf;
+}
+
+int64_t bptt_phys_bytes(void)
+{
+    const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    return pages > 0 && psize > 0 ? (int64_t)pages * psize : INT64_MAX;
+}
+
+const char *bptt_bytes_text(char *buf, size_t cap, double bytes)
+{
+    static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB",
+                                       "PiB", "EiB"};
+    int u = 0;
+    double v = bytes;
+    while (v >= 1024 && u < 6) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, cap, "%.0f bytes", v);
+    else
+        snprintf(buf, cap, "%.3g %s", v, unit[u]);
     return buf;
 }

@@ -1,7 +1,7 @@
 /* aslimit.c: bptt under an address-space limit (aslimit.h).  Everything
- * here may run before main, before any library has started (main.c's
- * preinit), so it uses system calls and the stack only: no allocation, no
- * stdio. */
+ * here may run before main, before any library has started (the command's
+ * preinit, src/cli/main.c), so it uses system calls and the stack only: no
+ * allocation, no stdio. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
@@ -11,7 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "aslimit.h"
+#include "train/aslimit.h"
 
 /* The leading decimal number of s, or 0. */
 static int leading_number(const char *s)
@@ -35,7 +35,7 @@ static const char *env_value(char **envp, const char *name)
     return NULL;
 }
 
-int cli_blas_start_threads(char **envp)
+int bptt_blas_start_threads(char **envp)
 {
     int cpus = 1;
     cpu_set_t set;
@@ -71,7 +71,7 @@ static int64_t mapped_bytes(void)
     return pages * (int64_t)sysconf(_SC_PAGESIZE);
 }
 
-int cli_address_space_left(int64_t *left, int64_t *limit)
+int bptt_address_space_left(int64_t *left, int64_t *limit)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
@@ -83,7 +83,7 @@ int cli_address_space_left(int64_t *left, int64_t *limit)
     return 1;
 }
 
-int cli_address_space_fits(int64_t bytes)
+int bptt_address_space_fits(int64_t bytes)
 {
     if (bytes <= 0)
         return 0;
@@ -95,7 +95,7 @@ int cli_address_space_fits(int64_t bytes)
     return 0;
 }
 
-long long cli_address_space_advice(int64_t used, int64_t need)
+long long bptt_address_space_advice(int64_t used, int64_t need)
 {
     const int64_t step = (int64_t)16 << 20;
     const int64_t want = used + need + ((int64_t)64 << 20);

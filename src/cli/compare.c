@@ -25,6 +25,7 @@
 #include "bptt.h"
 #include "cli.h"
 #include "compare.h"
+#include "io/comparerec.h"
 #include "fields.h"
 #include "meta.h"
 #include "run.h"
@@ -206,133 +207,6 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
     return parse_plans(a);
 }
 
-/* ---- output ------------------------------------------------------------- */
-
-typedef struct {
-    const compare_args *a;
-    const bptt_compare_result *res;
-    const int64_t *budget_bytes;
-    double full_checkpoint_bytes; /* full BPTT's, for these sizes */
-    size_t input;
-    int threads;
-} compare_out;
-
-static void collect(const compare_out *o, size_t p, bptt_fields *f)
-{
-    const compare_args *a = o->a;
-    const bptt_compare_result *r = &o->res[p];
-    f->n = f->lost = 0;
-#define FS(k, v) bptt_fields_str(f, (k), (v))
-#define FI(k, v) bptt_fields_int(f, (k), (int64_t)(v))
-#define FD(k, v) bptt_fields_real(f, (k), (double)(v))
-    FI("plan", p);
-    FI("reference", p == 0);
-    FS("strategy", a->strategy[p]->name);
-    FS("memory_given", a->memory[p]);
-    FI("memory_budget_bytes", o->budget_bytes[p]);
-    FI("forward_ops", r->ex.forward_ops);
-    FI("recompute_ops", r->ex.recompute_ops);
-    FI("checkpoint_peak_bytes", r->checkpoint_peak_bytes);
-    FI("total_tracked_peak_bytes", r->total_tracked_peak_bytes);
-    FD("seconds_median", r->seconds_median);
-    FD("seconds_min", r->seconds_min);
-    FD("ratio_median", r->ratio_median);
-    FD("ratio_lo", r->ratio_lo);
-    FD("ratio_hi", r->ratio_hi);
-    FI("ratio_lo_rank", r->ratio_lo_rank);
-    FI("ratio_hi_rank", r->ratio_hi_rank);
-    FD("ratio_coverage", r->ratio_coverage);
-    FD("forward_step_seconds", r->forward_step_median);
-    FD("predicted_ratio", r->predicted_ratio);
-    FI("full_checkpoint_bytes", o->full_checkpoint_bytes);
-    FI("rounds", r->rounds);
-    FI("warmup", a->warmup);
-    FI("gradients_identical", r->gradients_identical);
-    FS("cell", a->m.cell->name);
-    FI("layers", a->m.layers);
-    FI("input", o->input);
-    FI("hidden", a->m.hidden);
-    FI("batch", a->m.batch);
-    FI("length", a->m.length);
-    FS("task", a->m.task);
-    FI("seed", a->m.seed);
-    FI("threads", o->threads);
-#undef FS
-#undef FI
-#undef FD
-}
-
-static const char rss_note[] =
-    "RSS is per process, not per plan, so it is not reported per plan";
-
-/* The whole output into b, in a->format. */
-static void write_output(const compare_out *o, bptt_strbuf *b)
-{
-    const compare_args *a = o->a;
-    static bptt_fields f;
-    bptt_meta meta;
-    bptt_meta_collect(&meta);
-    if (a->format == FORMAT_TEXT) {
-        const bptt_compare_result *r0 = &o->res[0];
-        bptt_strbuf_printf(b, "reference %s:%s; %zu rounds after %" PRId64
-                           " discarded, each plan's iteration next to one "
-                           "of the reference's, in one process\n",
-                           a->strategy[0]->name, a->memory[0], r0->rounds,
-                           a->warmup);
-        bptt_strbuf_printf(b, "%-10s %-10s %12s %14s %12s %12s %9s %20s "
-                           "%9s %9s\n", "strategy", "memory", "forward_ops",
-                           "ckpt_peak_B", "s_median", "s_min", "ratio",
-                           "ratio_interval", "predicted", "identical");
-        for (size_t p = 0; p < a->n; p++) {
-            const bptt_compare_result *r = &o->res[p];
-            char iv[48];
-            snprintf(iv, sizeof iv, "[%.4f, %.4f]", r->ratio_lo, r->ratio_hi);
-            bptt_strbuf_printf(b, "%-10s %-10s %12" PRId64 " %14zu %12.6g "
-                               "%12.6g %9.4f %20s %9.4f %9s\n",
-                               a->strategy[p]->name, a->memory[p],
-                               r->ex.forward_ops, r->checkpoint_peak_bytes,
-                               r->seconds_median, r->seconds_min,
-                               r->ratio_median, iv, r->predicted_ratio,
-                               r->gradients_identical ? "yes" : "NO");
-        }
-        bptt_strbuf_printf(b, "interval: ratios of rank %zu and %zu of %zu, "
-                           "coverage %.2f%% (distribution-free, binomial(%zu, "
-                           "1/2))%s\n", r0->ratio_lo_rank, r0->ratio_hi_rank,
-                           r0->rounds, 100 * r0->ratio_coverage, r0->rounds,
-                           r0->ratio_coverage < BPTT_COMPARE_LEVEL
-                               ? "; too few rounds for 95%: the widest "
-                                 "interval there is"
-                               : "");
-        bptt_strbuf_printf(b, "the reference's ratio is against itself "
-                           "(neighbouring iterations of one plan: the "
-                           "noise); predicted: the plan's forward ops at the "
-                           "reference's measured forward step (%.6g s)\n"
-                           "%s\n", r0->forward_step_median, rss_note);
-        return;
-    }
-    for (size_t p = 0; p < a->n; p++) {
-        collect(o, p, &f);
-        if (a->format == FORMAT_JSON) {
-            bptt_fields_write(&f, BPTT_FIELDS_JSON, &meta, b);
-            continue;
-        }
-        bptt_strbuf row = {0};
-        bptt_fields_write(&f, BPTT_FIELDS_CSV, p == 0 ? &meta : NULL, &row);
-        if (row.failed || !row.p) {
-            b->failed = 1;
-            bptt_strbuf_free(&row);
-            return;
-        }
-        const char *start = row.p;
-        if (p > 0) { /* the header once */
-            const char *nl = strchr(row.p, '\n');
-            start = nl ? nl + 1 : row.p + row.n;
-        }
-        bptt_strbuf_puts(b, start);
-        bptt_strbuf_free(&row);
-    }
-}
-
 /* ---- the command ---------------------------------------------------------- */
 
 /* The plans, every one checked: 0, or the error and its exit code. */
@@ -455,12 +329,21 @@ static int compare(compare_args *a)
                                              : "");
         goto out;
     }
-    const compare_out o = {.a = a, .res = res, .budget_bytes = budget_bytes,
-                           .full_checkpoint_bytes = z.full_checkpoint_bytes,
-                           .input = bptt_session_input(s),
-                           .threads = threads};
+    const char *names[MAX_PLANS];
+    for (size_t p = 0; p < a->n; p++)
+        names[p] = a->strategy[p]->name;
+    const bptt_compare_report o = {
+        .n = a->n, .strategy = names, .memory = a->memory,
+        .budget_bytes = budget_bytes, .res = res, .warmup = a->warmup,
+        .full_checkpoint_bytes = z.full_checkpoint_bytes,
+        .cell = a->m.cell->name, .task = a->m.task, .layers = a->m.layers,
+        .input = (int64_t)bptt_session_input(s), .hidden = a->m.hidden,
+        .batch = a->m.batch, .length = a->m.length, .seed = a->m.seed,
+        .threads = threads};
+    bptt_meta meta;
+    bptt_meta_collect(&meta);
     bptt_strbuf b = {0};
-    write_output(&o, &b);
+    bptt_compare_write(&o, (int)a->format, &meta, &b);
     bptt_compare_results_free(res, a->n);
     if (b.failed) {
         bptt_strbuf_free(&b);
@@ -471,7 +354,7 @@ static int compare(compare_args *a)
         fwrite(b.p, 1, b.n, stdout);
     bptt_strbuf_free(&b);
     if (a->format != FORMAT_TEXT) /* the records stay records */
-        cli_note(CMD, "%s", rss_note);
+        cli_note(CMD, "%s", BPTT_COMPARE_RSS_NOTE);
 out:
     bptt_session_close(s);
     for (size_t p = 0; p < a->n; p++)

@@ -68,6 +68,7 @@
 #include "run.h"
 #include "dump.h"
 #include "fields.h"
+#include "io/runrec.h"
 
 #define CMD "run"
 
@@ -75,92 +76,8 @@ void openblas_set_num_threads(int);
 
 /* ---- output ----------------------------------------------------------- */
 
-typedef struct {
-    int64_t budget_bytes, full_bytes, predicted_peak_bytes, plan_forward_ops;
-    size_t hidden_bytes, internal_bytes;
-    bptt_exec_stats ex;
-    bptt_mem_stats mem;
-    size_t classes, input;
-    double seconds_first, loss_first, loss_last, grad_norm;
-    bptt_timing time; /* over the timed iterations */
-    int64_t rss_peak_bytes;
-    size_t wpack_bytes, wgrad_bytes; /* parts of the working memory */
-    int threads;
-} run_result;
-
-/* One field of the result: a string (cell, task, strategy, optimizer,
- * precision: held as given, never cut) or a number as text. */
-/* Every field of a run, in output order. */
-static void collect(const run_args *a, const run_result *r, bptt_fields *f)
-{
-    f->n = f->lost = 0;
-#define FS(k, v) bptt_fields_str(f, (k), (v))
-#define FI(k, v) bptt_fields_int(f, (k), (int64_t)(v))
-#define FD(k, v) bptt_fields_real(f, (k), (double)(v))
-    FS("cell", a->cell->name);
-    FI("layers", a->layers);
-    FI("input", r->input);
-    FI("hidden", a->hidden);
-    FI("batch", a->batch);
-    FI("length", a->length);
-    FI("classes", r->classes);
-    FS("task", a->task);
-    FS("strategy", a->strategy->name);
-    FS("memory_given", a->memory);
-    FI("memory_budget_bytes", r->budget_bytes);
-    FD("alpha", (double)r->internal_bytes / (double)r->hidden_bytes);
-    FI("hidden_state_bytes", r->hidden_bytes);
-    FI("internal_state_bytes", r->internal_bytes);
-    FI("forward_ops", r->ex.forward_ops);
-    FI("recompute_ops", r->ex.recompute_ops);
-    FI("backward_ops", r->ex.backward_ops);
-    FI("output_ops", r->ex.output_ops);
-    FI("plan_forward_ops", r->plan_forward_ops);
-    FI("checkpoint_peak_bytes", r->mem.peak[BPTT_MEM_CHECKPOINT]);
-    FI("predicted_checkpoint_peak_bytes", r->predicted_peak_bytes);
-    FI("full_checkpoint_bytes", r->full_bytes);
-    FI("working_peak_bytes", r->mem.peak[BPTT_MEM_WORKING]);
-    FI("parameter_bytes", r->mem.peak[BPTT_MEM_PARAMS]);
-    FI("gradient_bytes", r->mem.peak[BPTT_MEM_GRADS]);
-    FI("optimizer_bytes", r->mem.peak[BPTT_MEM_OPTIMIZER]);
-    FI("data_bytes", r->mem.peak[BPTT_MEM_DATA]);
-    FI("total_tracked_peak_bytes", r->mem.total_peak);
-    FI("rss_peak_bytes", r->rss_peak_bytes);
-    FD("seconds_per_iter", r->time.seconds_median);
-    FD("forward_seconds", r->time.forward_seconds_median);
-    FD("backward_seconds", r->time.backward_seconds_median);
-    FD("forward_step_seconds",
-       r->ex.forward_ops ? r->time.forward_seconds_median /
-                               (double)r->ex.forward_ops
-                         : 0);
-    FD("backward_step_seconds",
-       r->ex.backward_ops ? r->time.backward_seconds_median /
-                                (double)r->ex.backward_ops
-                          : 0);
-    FD("seconds_first_iter", r->seconds_first);
-    FD("seconds_min", r->time.seconds_min);
-    FD("seconds_max", r->time.seconds_max);
-    FD("seconds_trend", r->time.seconds_trend);
-    FD("cpu_share_median", r->time.cpu_share_median);
-    FD("cpu_share_min", r->time.cpu_share_min);
-    FD("steal_seconds", r->time.steal_seconds);
-    FI("disturbed_iters", r->time.disturbed_iters);
-    FI("iters", a->iters);
-    FI("timed_iters", r->time.timed_iters);
-    FD("loss_first", r->loss_first);
-    FD("loss_last", r->loss_last);
-    FD("grad_norm", r->grad_norm);
-    FS("optimizer", a->optimizer);
-    FD("lr", a->lr);
-    FI("threads", r->threads);
-    FI("seed", a->seed);
-    FS("precision", REAL_NAME);
-    FI("packed_weight_bytes", r->wpack_bytes);
-    FI("wgrad_block_bytes", r->wgrad_bytes);
-#undef FS
-#undef FI
-#undef FD
-}
+/* The record of the run (runrec.h), filled in as it goes. */
+typedef bptt_run_report run_result;
 
 /* The result, whole, in a malloc'd block (*text, *len), in a->format
  * (fields.h): made before the gradient dump, so that what cannot be made
@@ -169,7 +86,7 @@ static int make_result(const run_args *a, const run_result *r, char **text,
                        size_t *len)
 {
     static bptt_fields f;
-    collect(a, r, &f);
+    bptt_run_fields(r, &f);
     bptt_meta meta;
     bptt_meta_collect(&meta);
     bptt_strbuf b = {0};
@@ -638,7 +555,11 @@ int cli_run(int argc, char **argv)
                        "use a smaller --length");
     }
 
-    run_result r = {0};
+    run_result r = {.cell = a.cell->name, .task = a.task,
+                    .strategy = a.strategy->name, .memory_given = a.memory,
+                    .optimizer = a.optimizer, .layers = a.layers,
+                    .hidden = a.hidden, .batch = a.batch, .length = a.length,
+                    .iters = a.iters, .seed = a.seed, .lr = a.lr};
     r.budget_bytes = budget_bytes;
     r.full_bytes = (int64_t)full_ckpt;
     r.predicted_peak_bytes = ps.peak_units * u.quantum;

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bptt.h"
 #include "strbuf.h"
 
 /* Every key of a grid.  The axes come first, in grid order. */
@@ -133,6 +134,27 @@ int bptt_grid_header_matches(const bptt_grid *g, const char *line,
 /* Whether a header line was written by this build (the same version and
  * git revision); *was gets the header's "VERSION (git REVISION)". */
 int bptt_grid_header_same_build(const char *line, char *was, size_t cap);
+
+/* A point of a plan grid as the planner takes it: its strategy, length,
+ * the units of a slot (h) and of an internal state (alpha, as written in
+ * alpha_text), the budget as written (spec) and in units, and full BPTT's
+ * peak and the least feasible budget, in units. */
+typedef struct {
+    const bptt_strategy *strategy;
+    size_t length;
+    int64_t h, alpha, budget, full, min;
+    const char *spec, *alpha_text;
+} bptt_grid_plan;
+/* Point k of a plan grid into *p: BPTT_OK, or the status of a budget that
+ * is no number of units (budget.h; *p filled but for the budget). */
+int bptt_grid_plan_point(const bptt_grid *g, size_t k, bptt_grid_plan *p);
+
+/* Onto b, the command that runs g's sweep again from directory cwd with
+ * the bptt binary exe, writing out: "cd CWD && EXE sweep --mode M --KEY
+ * VALUE ... --format F [--infeasible record] --out OUT", every path and
+ * value quoted for a POSIX shell. */
+void bptt_grid_command(bptt_strbuf *b, const bptt_grid *g, const char *cwd,
+                       const char *exe, const char *out);
 
 void bptt_grid_free(bptt_grid *g);
 

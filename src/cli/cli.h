@@ -94,17 +94,10 @@ int cli_budget_value(const char *text, int64_t full, int64_t *out);
 
 
 /* An output that is written at the end of the work and renamed into place
- * (a file, or with is_dir a directory): checked before any work.  The name
- * is not empty; if it exists it is a regular file (is_dir: an empty
- * directory), never a device or a directory that a rename would replace;
- * its directory exists and is writable; the name, with what bptt adds to
- * it while writing (CLI_OUTPUT_SUFFIX), fits the file system's limits.
- * 0, or the error and EXIT_USAGE. */
+ * (a file, or with is_dir a directory), checked before any work
+ * (bptt_output_checked, filewrite.h): 0, or the error and EXIT_USAGE. */
 int cli_check_output(const char *cmd, const char *opt, const char *path,
                      int is_dir);
-/* The most bptt adds to an output's name while writing it:
- * ".partial.tmp." and a process id of up to 10 digits. */
-#define CLI_OUTPUT_SUFFIX 23
 
 double cli_seconds(void); /* monotonic clock */
 

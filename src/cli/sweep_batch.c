@@ -19,19 +19,6 @@
 
 #define CMD SWEEP_CMD
 
-/* s for a POSIX shell, in single quotes. */
-static void shell_word(bptt_strbuf *b, const char *s)
-{
-    bptt_strbuf_puts(b, "'");
-    for (; *s; s++) {
-        if (*s == '\'')
-            bptt_strbuf_puts(b, "'\\''");
-        else
-            bptt_strbuf_add(b, s, 1);
-    }
-    bptt_strbuf_puts(b, "'");
-}
-
 static char *part_path(const sweep *s, size_t point)
 {
     bptt_strbuf b = {0};
@@ -298,26 +285,8 @@ int sweep_jobs(const sweep *s)
     if (rc != 0)
         return rc;
     bptt_strbuf base = {0};
-    bptt_strbuf_puts(&base, "cd ");
-    shell_word(&base, cwd);
-    bptt_strbuf_puts(&base, " && ");
-    shell_word(&base, exe);
+    bptt_grid_command(&base, &s->g, cwd, exe, s->out);
     const char *mode = bptt_grid_mode_name(s->g.mode);
-    bptt_strbuf_printf(&base, " sweep --mode %s", mode);
-    for (int k = 0; k < BPTT_GRID_KEYS; k++) {
-        if (!s->g.text[k] || k == BPTT_GK_MODE || k == BPTT_GK_OUT ||
-            k == BPTT_GK_FORMAT || k == BPTT_GK_INFEASIBLE)
-            continue;
-        bptt_strbuf_printf(&base, " --%s ", bptt_grid_keys[k].name);
-        shell_word(&base, s->g.text[k]);
-    }
-    bptt_strbuf_printf(&base, " --format %s",
-              s->g.csv ? "csv" : "jsonl");
-    if (s->g.record_infeasible)
-        bptt_strbuf_puts(&base, " --infeasible record");
-    bptt_strbuf_puts(&base, " --out ");
-    shell_word(&base, s->out);
-
     bptt_strbuf b = {0};
     bptt_strbuf_printf(&b, "# bptt sweep job list: %zu points of grid %s "
               "(%s mode).\n"

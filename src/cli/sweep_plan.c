@@ -11,34 +11,14 @@
 
 #define CMD SWEEP_CMD
 
-typedef struct {
-    const bptt_strategy *strategy;
-    size_t length;
-    int64_t h, alpha, budget, full, min; /* h: units of a hidden state (a
-                                            slot), alpha: of an internal
-                                            state; the rest in units */
-    const char *spec, *alpha_text;
-} plan_point;
+typedef bptt_grid_plan plan_point;
 
+/* Point `point` of the grid (grid.h), or its budget's error as `bptt
+ * plan --memory` says it. */
 static int plan_point_at(const sweep *s, size_t point, plan_point *p)
 {
-    const bptt_grid *g = &s->g;
-    size_t idx[BPTT_GRID_AXES];
-    bptt_grid_decode(g, point, idx);
-    p->strategy = bptt_strategy_find(bptt_grid_value(g, idx,
-                                                     BPTT_GK_STRATEGY));
-    p->length = (size_t)g->ax[BPTT_GK_LENGTH].num[idx[BPTT_GK_LENGTH]];
-    /* alpha as written (3.5): a slot of h units, an internal state of
-     * alpha units (checked when the grid was built) */
-    p->alpha_text = bptt_grid_value(g, idx, BPTT_GK_ALPHA);
-    bptt_units u;
-    bptt_units_from_alpha(p->alpha_text, &u);
-    p->h = u.hidden_units;
-    p->alpha = u.internal_units;
-    p->spec = bptt_grid_value(g, idx, BPTT_GK_MEMORY);
-    p->full = bptt_full_peak(p->length, p->h, p->alpha);
-    p->min = bptt_strategy_min_budget(p->strategy, p->length, p->h, p->alpha,
-                                      NULL);
+    if (bptt_grid_plan_point(&s->g, point, p) == BPTT_OK)
+        return 0;
     bptt_budget b;
     if (bptt_budget_parse(p->spec, &b) == BPTT_OK &&
         b.kind == BPTT_BUDGET_SLOTS)

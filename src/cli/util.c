@@ -1,7 +1,6 @@
 /* cli_util.c: parsing and error reporting shared by the subcommands. */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -15,6 +14,7 @@
 #include "budget.h"
 #include "cell.h"
 #include "cli.h"
+#include "io/filewrite.h"
 
 void cli_put_escaped(FILE *f, const char *text, size_t n)
 {
@@ -326,85 +326,50 @@ const char *cli_file_kind(const char *path, int fd)
     return S_ISREG(sb.st_mode) ? "a regular file" : "not a regular file";
 }
 
-/* The directory part of path ("." when it has none) into buf. */
-static void dir_of(const char *path, char *buf, size_t cap)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(buf, cap, ".");
-    else if (slash == path)
-        snprintf(buf, cap, "/");
-    else
-        snprintf(buf, cap, "%.*s", (int)(slash - path), path);
-}
-
 int cli_check_output(const char *cmd, const char *opt, const char *path,
                      int is_dir)
 {
-    if (!*path)
-        return cli_error(EXIT_USAGE, cmd, "%s: empty %s name", opt,
-                         is_dir ? "directory" : "file");
-    if (path[strlen(path) - 1] == '/' && !is_dir)
-        return cli_error(EXIT_USAGE, cmd, "%s: '%s' names a directory; give "
-                         "a file name, e.g. %sout.csv", opt, path, path);
-    /* bptt writes NAME.tmp.PID (a sweep: NAME.partial.tmp.PID) beside it
-     * first: a name that the file system cannot hold with that suffix is
-     * refused now, not after the work */
+    bptt_output_check c;
+    const size_t suffix = BPTT_OUTPUT_SUFFIX;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    char dir0[4096];
-    dir_of(path, dir0, sizeof dir0);
-    long name_max = pathconf(dir0, _PC_NAME_MAX);
-    if (name_max <= 0)
-        name_max = 255;
-    const size_t suffix = CLI_OUTPUT_SUFFIX;
-    if (strlen(base) + suffix > (size_t)name_max)
+    switch (bptt_output_checked(path, is_dir, &c)) {
+    case BPTT_OUTPUT_OK:
+        return 0;
+    case BPTT_OUTPUT_EMPTY:
+        return cli_error(EXIT_USAGE, cmd, "%s: empty %s name", opt,
+                         is_dir ? "directory" : "file");
+    case BPTT_OUTPUT_SLASH:
+        return cli_error(EXIT_USAGE, cmd, "%s: '%s' names a directory; give "
+                         "a file name, e.g. %sout.csv", opt, path, path);
+    case BPTT_OUTPUT_NAME_LONG:
         return cli_error(EXIT_USAGE, cmd, "%s: the name '%.40s...' is %zu "
                          "bytes; a file name here holds at most %ld, and bptt "
                          "adds up to %zu while writing it (give a name of at "
-                         "most %zu bytes)", opt, base, strlen(base), name_max,
-                         suffix, (size_t)name_max - suffix);
-    if (strlen(path) + suffix >= 4096)
+                         "most %zu bytes)", opt, base, strlen(base),
+                         c.name_max, suffix, (size_t)c.name_max - suffix);
+    case BPTT_OUTPUT_PATH_LONG:
         return cli_error(EXIT_USAGE, cmd, "%s: the path '%.40s...' is %zu "
                          "bytes, too long for this system with the %zu bptt "
                          "adds (give a path of at most %zu bytes)", opt, path,
                          strlen(path), suffix, (size_t)4095 - suffix);
-    struct stat sb;
-    if (stat(path, &sb) != 0 && errno == ENAMETOOLONG)
+    case BPTT_OUTPUT_DIR_NAME_LONG:
         return cli_error(EXIT_USAGE, cmd, "%s: a directory name in '%.60s...' "
                          "is too long for this file system (give shorter "
                          "names)", opt, path);
-    if (stat(path, &sb) == 0) {
-        if (is_dir) {
-            int empty = 0;
-            DIR *d = S_ISDIR(sb.st_mode) ? opendir(path) : NULL;
-            if (d) {
-                struct dirent *e;
-                empty = 1;
-                while (empty && (e = readdir(d)) != NULL)
-                    empty = strcmp(e->d_name, ".") == 0 ||
-                            strcmp(e->d_name, "..") == 0;
-                closedir(d);
-            }
-            if (!empty)
-                return cli_error(EXIT_USAGE, cmd, "%s: '%s' exists and is "
-                                 "not an empty directory (remove it or name "
-                                 "another)", opt, path);
-        } else if (!S_ISREG(sb.st_mode)) {
-            /* it is replaced by a rename: never a directory or a device */
-            return cli_error(EXIT_USAGE, cmd, "%s: '%s' exists and is not a "
-                             "regular file (name a file to write)", opt,
-                             path);
-        }
-    }
-    char dir[4096];
-    dir_of(path, dir, sizeof dir);
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    case BPTT_OUTPUT_NOT_EMPTY:
+        return cli_error(EXIT_USAGE, cmd, "%s: '%s' exists and is not an "
+                         "empty directory (remove it or name another)", opt,
+                         path);
+    case BPTT_OUTPUT_NOT_FILE:
+        return cli_error(EXIT_USAGE, cmd, "%s: '%s' exists and is not a "
+                         "regular file (name a file to write)", opt, path);
+    case BPTT_OUTPUT_NO_DIR:
         return cli_error(EXIT_USAGE, cmd, "%s: the directory of '%s' does not "
                          "exist (make it first)", opt, path);
-    if (access(dir, W_OK | X_OK) != 0)
+    default:
         return cli_error(EXIT_USAGE, cmd, "%s: cannot write in '%s' (%s); "
-                         "name a %s in a writable directory", opt, dir,
-                         strerror(errno), is_dir ? "directory" : "file");
-    return 0;
+                         "name a %s in a writable directory", opt, c.dir,
+                         strerror(c.err), is_dir ? "directory" : "file");
+    }
 }

@@ -1,6 +1,7 @@
 /* filewrite.c: files written whole (filewrite.h): a temporary file beside
  * the result, fsynced, then renamed or linked into place. */
 #define _XOPEN_SOURCE 700
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -105,4 +106,70 @@ int bptt_write_new(const char *path, const char *text, size_t n)
     }
     bptt_strbuf_free(&tmp);
     return err ? err : bptt_sync_dir(path);
+}
+
+/* The directory part of path ("." when it has none) into buf. */
+static void dir_of(const char *path, char *buf, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(buf, cap, ".");
+    else if (slash == path)
+        snprintf(buf, cap, "/");
+    else
+        snprintf(buf, cap, "%.*s", (int)(slash - path), path);
+}
+
+/* Whether the directory path holds nothing but . and .. */
+static int empty_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int empty = 1;
+    while (empty && (e = readdir(d)) != NULL)
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    return empty;
+}
+
+int bptt_output_checked(const char *path, int is_dir, bptt_output_check *c)
+{
+    c->name_max = 255;
+    c->err = 0;
+    dir_of(path, c->dir, sizeof c->dir);
+    if (!*path)
+        return BPTT_OUTPUT_EMPTY;
+    if (path[strlen(path) - 1] == '/' && !is_dir)
+        return BPTT_OUTPUT_SLASH;
+    /* NAME.tmp.PID (a sweep: NAME.partial.tmp.PID) is written beside it
+     * first: a name that the file system cannot hold with that suffix is
+     * refused now, not after the work */
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const long name_max = pathconf(c->dir, _PC_NAME_MAX);
+    if (name_max > 0)
+        c->name_max = name_max;
+    if (strlen(base) + BPTT_OUTPUT_SUFFIX > (size_t)c->name_max)
+        return BPTT_OUTPUT_NAME_LONG;
+    if (strlen(path) + BPTT_OUTPUT_SUFFIX >= 4096)
+        return BPTT_OUTPUT_PATH_LONG;
+    struct stat sb;
+    if (stat(path, &sb) != 0 && errno == ENAMETOOLONG)
+        return BPTT_OUTPUT_DIR_NAME_LONG;
+    if (stat(path, &sb) == 0) {
+        if (is_dir && !(S_ISDIR(sb.st_mode) && empty_dir(path)))
+            return BPTT_OUTPUT_NOT_EMPTY;
+        /* it is replaced by a rename: never a directory or a device */
+        if (!is_dir && !S_ISREG(sb.st_mode))
+            return BPTT_OUTPUT_NOT_FILE;
+    }
+    if (stat(c->dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return BPTT_OUTPUT_NO_DIR;
+    if (access(c->dir, W_OK | X_OK) != 0) {
+        c->err = errno;
+        return BPTT_OUTPUT_NO_WRITE;
+    }
+    return BPTT_OUTPUT_OK;
 }

@@ -1,6 +1,7 @@
 /* filewrite.h: files written whole: a result that appears complete or not
- * at all (a sweep's FILE, its parts and job list), and the two steps that
- * make it last (every byte written, the directory synced).
+ * at all (a sweep's FILE, its parts and job list), the two steps that make
+ * it last (every byte written, the directory synced), and whether a path
+ * can take such an output, checked before any work.
  *
  * Promises: bptt_write_replace and bptt_write_new write the text into a
  * new file beside path (path.tmp.PID; one a killed process of the same
@@ -30,5 +31,41 @@ int bptt_write_replace(const char *path, const char *text, size_t n);
 /* text[0..n) as path, which must not exist: 0, EEXIST, or another errno
  * value. */
 int bptt_write_new(const char *path, const char *text, size_t n);
+
+/* ---- before the work ------------------------------------------------------ */
+
+/* The most the writers add to an output's name while writing it:
+ * ".partial.tmp." and a process id of up to 10 digits. */
+#define BPTT_OUTPUT_SUFFIX 23
+
+/* What keeps path from taking an output written whole at the end. */
+enum bptt_output_problem {
+    BPTT_OUTPUT_OK,
+    BPTT_OUTPUT_EMPTY,         /* the name is empty */
+    BPTT_OUTPUT_SLASH,         /* a file's name ends in '/' */
+    BPTT_OUTPUT_NAME_LONG,     /* the name with BPTT_OUTPUT_SUFFIX is past
+                                  the file system's name_max */
+    BPTT_OUTPUT_PATH_LONG,     /* the path with it is past 4095 bytes */
+    BPTT_OUTPUT_DIR_NAME_LONG, /* a directory's name in it is too long */
+    BPTT_OUTPUT_NOT_EMPTY,     /* is_dir: exists, not an empty directory */
+    BPTT_OUTPUT_NOT_FILE,      /* exists, not a regular file (a rename
+                                  would replace a directory or a device) */
+    BPTT_OUTPUT_NO_DIR,        /* its directory does not exist */
+    BPTT_OUTPUT_NO_WRITE       /* its directory is not writable (err) */
+};
+
+typedef struct {
+    long name_max;  /* the file system's longest name (255 when unknown) */
+    int err;        /* BPTT_OUTPUT_NO_WRITE: errno */
+    char dir[4096]; /* path's directory ("." when it names none) */
+} bptt_output_check;
+
+/* Whether path (with is_dir: a directory, else a file) can take an output
+ * written whole at the end, checked before any work: the name is not
+ * empty; if it exists it is a regular file (is_dir: an empty directory);
+ * its directory exists and is writable; the name, with what the writers
+ * add to it (BPTT_OUTPUT_SUFFIX), fits the file system's limits.  Returns
+ * BPTT_OUTPUT_OK or the first problem, with *c filled. */
+int bptt_output_checked(const char *path, int is_dir, bptt_output_check *c);
 
 #endif

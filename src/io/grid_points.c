@@ -1,6 +1,7 @@
 /* grid_points.c: a built grid's points (decoded from their index, as
- * values, as text) and its identity: the header line that opens its files
- * and the checks of a header read back (see grid.h). */
+ * values, as text, as a plan), its identity (the header line that opens
+ * its files, the checks of a header read back) and the command that runs
+ * it again (see grid.h). */
 #define _XOPEN_SOURCE 700
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,4 +132,71 @@ int bptt_grid_header_same_build(const char *line, char *was, size_t cap)
     header_string(line, "git_revision", g, sizeof g);
     snprintf(was, cap, "%s (git %s)", v, g);
     return strcmp(v, m.version) == 0 && strcmp(g, m.git_revision) == 0;
+}
+
+/* ---- a plan point, and the command of a grid ----------------------------- */
+
+int bptt_grid_plan_point(const bptt_grid *g, size_t k, bptt_grid_plan *p)
+{
+    size_t idx[BPTT_GRID_AXES];
+    bptt_grid_decode(g, k, idx);
+    p->strategy = bptt_strategy_find(bptt_grid_value(g, idx,
+                                                     BPTT_GK_STRATEGY));
+    p->length = (size_t)g->ax[BPTT_GK_LENGTH].num[idx[BPTT_GK_LENGTH]];
+    /* alpha as written (3.5): a slot of h units, an internal state of
+     * alpha units (checked when the grid was built) */
+    p->alpha_text = bptt_grid_value(g, idx, BPTT_GK_ALPHA);
+    bptt_units u;
+    bptt_units_from_alpha(p->alpha_text, &u);
+    p->h = u.hidden_units;
+    p->alpha = u.internal_units;
+    p->spec = bptt_grid_value(g, idx, BPTT_GK_MEMORY);
+    p->full = bptt_full_peak(p->length, p->h, p->alpha);
+    p->min = bptt_strategy_min_budget(p->strategy, p->length, p->h, p->alpha,
+                                      NULL);
+    p->budget = 0;
+    bptt_budget b;
+    int rc = bptt_budget_parse(p->spec, &b);
+    if (rc == BPTT_OK && b.kind == BPTT_BUDGET_SLOTS)
+        return bptt_budget_units(&b, p->h, 0, &p->budget);
+    if (rc == BPTT_OK && b.kind == BPTT_BUDGET_BYTES)
+        return BPTT_EINVAL; /* a plan has no bytes */
+    if (rc == BPTT_OK)
+        rc = bptt_budget_slots(&b, p->full, &p->budget);
+    return rc;
+}
+
+/* s for a POSIX shell, in single quotes. */
+static void shell_word(bptt_strbuf *b, const char *s)
+{
+    bptt_strbuf_puts(b, "'");
+    for (; *s; s++) {
+        if (*s == '\'')
+            bptt_strbuf_puts(b, "'\\''");
+        else
+            bptt_strbuf_add(b, s, 1);
+    }
+    bptt_strbuf_puts(b, "'");
+}
+
+void bptt_grid_command(bptt_strbuf *b, const bptt_grid *g, const char *cwd,
+                       const char *exe, const char *out)
+{
+    bptt_strbuf_puts(b, "cd ");
+    shell_word(b, cwd);
+    bptt_strbuf_puts(b, " && ");
+    shell_word(b, exe);
+    bptt_strbuf_printf(b, " sweep --mode %s", bptt_grid_mode_name(g->mode));
+    for (int k = 0; k < BPTT_GRID_KEYS; k++) {
+        if (!g->text[k] || k == BPTT_GK_MODE || k == BPTT_GK_OUT ||
+            k == BPTT_GK_FORMAT || k == BPTT_GK_INFEASIBLE)
+            continue;
+        bptt_strbuf_printf(b, " --%s ", bptt_grid_keys[k].name);
+        shell_word(b, g->text[k]);
+    }
+    bptt_strbuf_printf(b, " --format %s", g->csv ? "csv" : "jsonl");
+    if (g->record_infeasible)
+        bptt_strbuf_puts(b, " --infeasible record");
+    bptt_strbuf_puts(b, " --out ");
+    shell_word(b, out);
 }

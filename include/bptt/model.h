@@ -55,9 +55,8 @@
 #endif
 #define BPTT_WGRAD_STEPS_MAX 4096
 
-/* 40 bytes, as before the rank was added: at 48 bytes, the size of
- * bptt_cell_ws, gcc 12.2 (-O1 and up) drops the weight packing from
- * bptt_model_alloc (tests/test_train's test_kernel_forward fails). */
+/* One tensor of the parameters: its name, rank and place in params and
+ * grads. */
 typedef struct {
     char name[12];  /* "W0", "b0", ..., "W15", "b15", "Wo", "bo" */
     int ndim;       /* the tensor's rank, never read off its sizes: 1 for

@@ -16,7 +16,8 @@
  * spike(v) is the step function H(v - THETA).  Its derivative is zero
  * almost everywhere, so the backward op uses a surrogate in its place: the
  * slope of the fast sigmoid f(u) = (1 + K u / (1 + K |u|)) / 2 at u = v -
- * THETA (SuperSpike's).  With --smooth the forward op uses f itself as the
+ * THETA (SuperSpike's).  In the smooth variant (the context's smooth flag,
+ * checked after the spiking network) the forward op uses f itself as the
  * spike, and the surrogate is then the true derivative: that variant is the
  * one finite differences can check in full (see check_fd below).
  *

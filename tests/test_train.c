@@ -589,10 +589,11 @@ START_TEST(test_threads_identical)
     const size_t hv = m->cell->hidden_vecs * m->B * m->H;
     const size_t iv = m->cell->internal_vecs * m->B * m->H;
     for (size_t l = 0; l < m->L; l++)
-        m->cell->forward(&m->ws[l], m->params + m->tensor[2 * l].offset,
-                         m->params + m->tensor[2 * l + 1].offset,
-                         l == 0 ? x : o2 + (l - 1) * hv, in + l * hv,
-                         s2 + l * iv, o2 + l * hv);
+        bptt_cell_forward(m->cell, &m->ws[l],
+                          m->params + m->tensor[2 * l].offset,
+                          m->params + m->tensor[2 * l + 1].offset,
+                          l == 0 ? x : o2 + (l - 1) * hv, in + l * hv,
+                          s2 + l * iv, o2 + l * hv);
     if (kernel) /* one region on 3 threads, the same bits */
         ck_assert_msg(memcmp(s1, s2, il * sizeof(real)) == 0 &&
                           memcmp(o1, o2, hl * sizeof(real)) == 0,
@@ -978,8 +979,9 @@ START_TEST(test_state_from_internal)
         for (size_t l = 0; l < m->L; l++) {
             for (size_t k = 0; k < nh; k++)
                 rebuilt[k] = (real)-7;
-            const real *h = m->cell->h_from_internal(
-                &m->ws[l], s + l * m->cell->internal_vecs * nh, rebuilt);
+            const real *h = bptt_cell_h_from_internal(
+                m->cell, &m->ws[l], s + l * m->cell->internal_vecs * nh,
+                rebuilt);
             ck_assert_msg(memcmp(h, next + l * hv * nh, nh * sizeof(real)) ==
                               0,
                           "%s L%zu step %zu: h of layer %zu from the "

@@ -1453,7 +1453,7 @@ static Suite *train_suite(void)
         const char *why = forced && strcmp(forced, "cblas") == 0
                               ? "BPTT_GEMM_KERNEL=cblas is set"
                               : "this CPU has no AVX-512, as cpuid reports it";
-        printf("SKIP: test_kernel_forward (rnn, lstm, gru): the cells' "
+        printf("SKIP: test_kernel_forward (every cell): the cells' "
                "per-step GEMMs run on cblas here (%s), so the packed "
                "kernel path is not exercised\n", why);
         printf("NOTE: test_kernel_gemm, test_kernel_wgrad and "

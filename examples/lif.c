@@ -276,7 +276,7 @@ static void init(lif *m)
     }
 }
 
-/* ---- the checks ---------------------------------------------------------- */
+/* ---- the checks --------------------------------------------------------- */
 
 static int fail(const char *what)
 {
@@ -333,7 +333,8 @@ static int check_plans(lif *m, bptt_mem *mem, sweep *sw, const char *mode)
                 return fail(msg);
             }
             /* a unit of the plan, in bytes */
-            const int64_t unit = (int64_t)ops.hidden_bytes / plan->hidden_units;
+            const int64_t unit =
+                (int64_t)ops.hidden_bytes / plan->hidden_units;
             bptt_steps_stats st;
             start(m);
             bptt_mem_reset_peaks(mem);
@@ -426,7 +427,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[a], "--break-backward") == 0)
             m.break_backward = 1;
         else {
-            fprintf(stderr, "usage: %s [--break-recompute | --break-backward]\n",
+            fprintf(stderr,
+                    "usage: %s [--break-recompute | --break-backward]\n",
                     argv[0]);
             return 2;
         }

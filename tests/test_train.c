@@ -1292,7 +1292,7 @@ START_TEST(test_model_enomem)
 }
 END_TEST
 
-/* ---- cells that break the layout rules (cell.h) --------------------------- */
+/* ---- cells that break the layout rules (cell.h) ------------------------ */
 
 /* One way of breaking cell k's table (its copy *t), by number; 0 when
  * there is no such way n. */

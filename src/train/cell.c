@@ -14,8 +14,8 @@
  * (each element is computed alone, so results do not depend on the
  * thread count) and vectorize within a row; the kernel's team path
  * (model_step.c) calls the parts itself.  A cell supplies only the parts;
- * the whole ops are derived from them once, here, for every cell.  No BLAS call is made inside a
- * parallel region. */
+ * the whole ops are derived from them once, here, for every cell.  No BLAS
+ * call is made inside a parallel region. */
 #define SIMD _Pragma("omp simd")
 
 /* The cells' elementwise rows with exp in them (LSTM forward op, backward

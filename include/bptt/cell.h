@@ -80,8 +80,9 @@ typedef struct {
  *     writes only dstate_prev's other blocks.
  *  L3 [checked] The internal state starts with h_prev (B, H), which
  *     forward_rows copies from state_in: the backward op builds xh from
- *     it.  The gate block (B, G*H) follows it: 1 <= gates_at and gates_at
- *     + G <= internal_vecs.  The product writes the gates' inputs there
+ *     it.  The gate block (B, G*H) lies after it, not necessarily next
+ *     (the LSTM keeps c_prev between): 1 <= gates_at and gates_at + G <=
+ *     internal_vecs.  The product writes the gates' inputs there
  *     and forward_rows turns them in place into what the backward op
  *     reads.
  *  L4 [checked] The hidden state's blocks after h (hidden_vecs - 1 of

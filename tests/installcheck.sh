@@ -10,7 +10,8 @@
 # file asks for nothing but the library; a C program built with
 # `pkg-config --cflags --libs bpttplan` and the shared planner loaded from
 # python3 with ctypes give the plans the installed `bptt plan` prints; a C
-# program built with `pkg-config --cflags --libs bptt` makes a model.
+# program built with `pkg-config --cflags --libs bptt` makes a model; and
+# examples/lif.c, a user's own model, built the same way, passes its checks.
 # Exit 0, or 1 with the first failure on stderr.
 set -eu
 [ $# -eq 6 ] || { echo "usage: $0 PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR SRCDIR" >&2; exit 2; }
@@ -51,6 +52,12 @@ $CC -o "$tmp/use-planner" "$srcdir/tests/install/use-planner.c" \
 $CC -o "$tmp/use-train" "$srcdir/tests/install/use-train.c" \
     $(pc --cflags --libs bptt) ||
     fail "cannot build a program with pkg-config --cflags --libs bptt"
+# a user's own model (examples/lif.c) through the installed executor,
+# built as a user would, with warnings as errors
+# shellcheck disable=SC2046
+$CC -std=c11 -O2 -Wall -Wextra -Werror -o "$tmp/lif" "$srcdir/examples/lif.c" \
+    $(pc --cflags --libs bptt) ||
+    fail "cannot build examples/lif.c with pkg-config --cflags --libs bptt"
 LD_LIBRARY_PATH=$libdir
 export LD_LIBRARY_PATH
 
@@ -93,4 +100,6 @@ done
 set -- $("$tmp/use-train") || fail "use-train failed"
 [ "${1:-}" = $((4 * 4 * (3 + 4) + 4 * 4 + 5 * 4 + 5)) ] ||
     fail "use-train: $* parameters (expected $((4 * 4 * (3 + 4) + 4 * 4 + 5 * 4 + 5)))"
-echo "installcheck: every file installed; $n plans equal from C, ctypes and bptt plan; a model made through bptt.pc"
+"$tmp/lif" > "$tmp/lif.out" || fail "examples/lif failed: $(tail -n 3 "$tmp/lif.out")"
+grep -q '^lif: ok: ' "$tmp/lif.out" || fail "examples/lif did not say ok"
+echo "installcheck: every file installed; $n plans equal from C, ctypes and bptt plan; a model made through bptt.pc; examples/lif trained under every plan"

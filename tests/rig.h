@@ -31,6 +31,37 @@ typedef struct {
     unsigned long seed;
 } config;
 
+/* A configuration without its cell.  Tests run their shapes on every cell
+ * of bptt_cells[], so that a new cell is tested for free: case i of a
+ * loop test is cell i % rig_n_cells() on shape i / rig_n_cells()
+ * (rig_config), RIG_CASES(shapes) cases in all. */
+typedef struct {
+    size_t L;
+    const char *task;
+    size_t T, B, X, H;
+    unsigned long seed; /* the cell's index is added */
+} shape;
+
+static int rig_n_cells(void)
+{
+    int n = 0;
+    while (bptt_cells[n])
+        n++;
+    return n;
+}
+
+static config rig_config(const shape *shapes, int i)
+{
+    const int n = rig_n_cells(), k = i % n;
+    const shape *p = &shapes[i / n];
+    const config c = {bptt_cells[k]->name, p->L, p->task, p->T, p->B, p->X,
+                      p->H, p->seed + (unsigned long)k};
+    return c;
+}
+
+#define RIG_CASES(shapes) \
+    (rig_n_cells() * (int)(sizeof(shapes) / sizeof((shapes)[0])))
+
 static void fixed_threads(void)
 {
 #ifdef _OPENMP

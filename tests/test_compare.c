@@ -131,11 +131,12 @@ END_TEST
 
 /* ---- the comparison ------------------------------------------------------- */
 
-static const config cmp_configs[] = {
-    {"lstm", 1, "copy", 12, 3, 16, 8, 5},
-    {"gru", 2, "copy", 12, 3, 16, 8, 9},
+/* every shape on every cell of bptt_cells[] (rig.h) */
+static const shape cmp_shapes[] = {
+    {1, "copy", 12, 3, 16, 8, 5},
+    {2, "copy", 12, 3, 16, 8, 9},
 };
-#define N_CONFIGS (sizeof cmp_configs / sizeof cmp_configs[0])
+#define N_CONFIGS RIG_CASES(cmp_shapes)
 
 #define N_PLANS 4
 static const char *const plan_names[N_PLANS] = {"full", "msm", "chen",
@@ -177,7 +178,8 @@ static int sorted_cmp(const void *a, const void *b)
 START_TEST(test_compare_plans)
 {
     rig r;
-    rig_open(&r, &cmp_configs[_i]);
+    const config c = rig_config(cmp_shapes, _i);
+    rig_open(&r, &c);
     bptt_plan *plans[N_PLANS];
     make_plans(&r, plans);
     /* what each plan measures alone, and the allocations it makes */
@@ -274,7 +276,8 @@ END_TEST
 START_TEST(test_reference_alone)
 {
     rig r;
-    rig_open(&r, &cmp_configs[0]);
+    const config c = rig_config(cmp_shapes, 0);
+    rig_open(&r, &c);
     bptt_plan *plans[N_PLANS];
     make_plans(&r, plans);
     bptt_compare_result res[1];
@@ -299,7 +302,8 @@ END_TEST
 START_TEST(test_bad_arguments)
 {
     rig r;
-    rig_open(&r, &cmp_configs[0]);
+    const config c = rig_config(cmp_shapes, 0);
+    rig_open(&r, &c);
     bptt_plan *plans[N_PLANS];
     make_plans(&r, plans);
     const bptt_plan *const *pp = (const bptt_plan *const *)plans;
@@ -326,7 +330,8 @@ END_TEST
 START_TEST(test_enomem)
 {
     rig r;
-    rig_open(&r, &cmp_configs[_i]);
+    const config c = rig_config(cmp_shapes, _i);
+    rig_open(&r, &c);
     bptt_plan *plans[N_PLANS];
     make_plans(&r, plans);
     const bptt_plan *const *pp = (const bptt_plan *const *)plans;

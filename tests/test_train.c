@@ -56,22 +56,20 @@
 #include "model.h"
 #include "optim.h"
 #include "rig.h"
+#include "train/gemm.h"
 
 #define TRAIN_STEPS 3
 #define EXTRA_BUDGET 3 /* budgets run up to full BPTT's peak + this */
 
 /* ---- configurations ------------------------------------------------------ */
 
-static const config configs[] = {
-    {"rnn", 1, "copy", 20, 2, 4, 4, 11},
-    {"rnn", 2, "copy", 11, 3, 5, 3, 12},
-    {"lstm", 1, "copy", 16, 2, 4, 5, 13},
-    {"lstm", 2, "copy", 10, 2, 3, 4, 14},
-    {"lstm", 1, "adding", 9, 3, 2, 4, 15},
-    {"gru", 1, "copy", 16, 2, 4, 5, 16},
-    {"gru", 2, "copy", 10, 3, 3, 4, 17},
+/* every shape on every cell of bptt_cells[] (rig.h) */
+static const shape shapes[] = {
+    {1, "copy", 16, 2, 4, 5, 13},
+    {2, "copy", 10, 3, 3, 4, 16},
+    {1, "adding", 9, 3, 2, 4, 19},
 };
-#define N_CONFIGS ((int)(sizeof configs / sizeof configs[0]))
+#define N_CONFIGS RIG_CASES(shapes)
 
 static int n_strategies(void)
 {
@@ -189,7 +187,8 @@ static void assert_mem_as_before(const rig *r, const bptt_mem_stats *before,
 START_TEST(test_counts)
 {
     rig r;
-    rig_open(&r, &configs[_i]);
+    const config c = rig_config(shapes, _i);
+    rig_open(&r, &c);
     const int64_t T = (int64_t)r.c->T;
     for (int k = 0; bptt_strategies[k]; k++) {
         const bptt_strategy *st = bptt_strategies[k];
@@ -246,7 +245,8 @@ END_TEST
 START_TEST(test_checkpoint_peak)
 {
     rig r;
-    rig_open(&r, &configs[_i]);
+    const config c = rig_config(shapes, _i);
+    rig_open(&r, &c);
     const int64_t q = r.u.quantum;
     /* the reference for every percentage, from the sizes alone */
     ck_assert_int_eq(r.full_peak * q, (int64_t)((r.c->T - 1) * r.sb));
@@ -319,7 +319,8 @@ static double wall_now(void)
 START_TEST(test_recorded)
 {
     rig r;
-    rig_open(&r, &configs[_i]);
+    const config c = rig_config(shapes, _i);
+    rig_open(&r, &c);
     const size_t n = r.model->n_params;
     for (int k = 0; bptt_strategies[k]; k++) {
         const bptt_strategy *st = bptt_strategies[k];
@@ -480,7 +481,8 @@ static double rel_diff(const real *a, const real *b, size_t n)
 START_TEST(test_gradients_identical)
 {
     rig r;
-    rig_open(&r, &configs[_i]);
+    const config c = rig_config(shapes, _i);
+    rig_open(&r, &c);
     const size_t n = r.model->n_params;
     const size_t K0 = r.model->wgrad_steps;
     const int kernel = strcmp(bptt_cell_kernel(), "cblas") != 0;
@@ -521,11 +523,9 @@ END_TEST
  * shared, bptt_gemm_worth_threads), for every cell on one and two layers,
  * and the forward step equals the cells' whole ops bit for bit.  On cblas
  * (no team path) both agree to rounding. */
-static const config thread_configs[] = { /* large enough to be shared */
-    {"lstm", 2, "copy", 7, 13, 4, 80, 21},
-    {"gru", 2, "copy", 7, 5, 4, 120, 22},
-    {"rnn", 2, "copy", 7, 35, 4, 100, 23},
-    {"lstm", 1, "adding", 6, 9, 2, 90, 24},
+static const shape thread_shapes[] = { /* large enough to be shared */
+    {2, "copy", 7, 35, 4, 100, 21},
+    {1, "adding", 6, 21, 2, 120, 24},
 };
 
 static void set_threads(int t)
@@ -539,8 +539,14 @@ static void set_threads(int t)
 START_TEST(test_threads_identical)
 {
     rig r;
-    rig_open(&r, &thread_configs[_i]);
+    const config c = rig_config(thread_shapes, _i);
+    rig_open(&r, &c);
     bptt_model *m = r.model;
+    for (size_t l = 0; l < m->L; l++) /* the region is shared (model_step.c) */
+        ck_assert_msg(bptt_gemm_worth_threads(
+                          m->B, m->cell->gates * m->H,
+                          (m->ws[l].X > m->H ? m->ws[l].X : m->H) + m->H),
+                      "%s: too small for the team path to share", r.name);
     const size_t n = m->n_params;
     const int kernel = strcmp(bptt_cell_kernel(), "cblas") != 0;
     static const int threads[] = {1, 2, 3, 7};
@@ -589,10 +595,11 @@ START_TEST(test_threads_identical)
     const size_t hv = m->cell->hidden_vecs * m->B * m->H;
     const size_t iv = m->cell->internal_vecs * m->B * m->H;
     for (size_t l = 0; l < m->L; l++)
-        m->cell->forward(&m->ws[l], m->params + m->tensor[2 * l].offset,
-                         m->params + m->tensor[2 * l + 1].offset,
-                         l == 0 ? x : o2 + (l - 1) * hv, in + l * hv,
-                         s2 + l * iv, o2 + l * hv);
+        bptt_cell_forward(m->cell, &m->ws[l],
+                          m->params + m->tensor[2 * l].offset,
+                          m->params + m->tensor[2 * l + 1].offset,
+                          l == 0 ? x : o2 + (l - 1) * hv, in + l * hv,
+                          s2 + l * iv, o2 + l * hv);
     if (kernel) /* one region on 3 threads, the same bits */
         ck_assert_msg(memcmp(s1, s2, il * sizeof(real)) == 0 &&
                           memcmp(o1, o2, hl * sizeof(real)) == 0,
@@ -691,7 +698,7 @@ static void check_zero_blocks(const config *c, const real *params,
 
 static void check_training(int ci, const char *opt, double lr)
 {
-    const config *c = &configs[ci];
+    const config cc = rig_config(shapes, ci), *c = &cc;
     double ref_loss[TRAIN_STEPS], loss[TRAIN_STEPS];
     real *init = NULL;
     real *ref = train(c, "full", -3, opt, lr, ref_loss, &init);
@@ -740,7 +747,8 @@ END_TEST
 START_TEST(test_wrong_length)
 {
     rig r;
-    rig_open(&r, &configs[_i]);
+    const config c = rig_config(shapes, _i);
+    rig_open(&r, &c);
     const size_t T = r.c->T;
     const int64_t h = r.u.hidden_units, s = r.u.internal_units;
     bptt_mem_stats before;
@@ -788,7 +796,8 @@ static bptt_plan *full_in_units(const rig *r, int64_t h, int64_t s)
 START_TEST(test_wrong_units)
 {
     rig r;
-    rig_open(&r, &configs[_i]);
+    const config c = rig_config(shapes, _i);
+    rig_open(&r, &c);
     const int64_t h = r.u.hidden_units, s = r.u.internal_units;
     bptt_mem_stats before;
     mem_snapshot(&r, &before);
@@ -816,7 +825,8 @@ END_TEST
 START_TEST(test_broken_plans)
 {
     rig r;
-    rig_open(&r, &configs[_i]);
+    const config c = rig_config(shapes, _i);
+    rig_open(&r, &c);
     const size_t T = r.c->T;
     const int64_t h = r.u.hidden_units, s = r.u.internal_units;
     double ref_loss;
@@ -887,7 +897,8 @@ END_TEST
 START_TEST(test_enomem)
 {
     rig r;
-    rig_open(&r, &configs[_i]);
+    const config c = rig_config(shapes, _i);
+    rig_open(&r, &c);
     const size_t n = r.model->n_params;
     static const char *const names[] = {"full", "chen", "hsm", "ism", "msm"};
     /* each strategy at its smallest budget and halfway to full BPTT's */
@@ -949,10 +960,10 @@ END_TEST
 
 START_TEST(test_state_from_internal)
 {
-    /* loop index: cell (rnn, lstm, gru) x layers (1, 2) */
-    static const char *const cells[] = {"rnn", "lstm", "gru"};
-    const config c = {cells[_i / 2], 1 + (size_t)(_i % 2), "copy", 8, 3, 4,
-                      5, 21};
+    /* loop index: every cell x layers (1, 2) */
+    static const shape layers[] = {{1, "copy", 8, 3, 4, 5, 21},
+                                   {2, "copy", 8, 3, 4, 5, 21}};
+    const config c = rig_config(layers, _i);
     rig r;
     rig_open(&r, &c);
     bptt_model *m = r.model;
@@ -978,8 +989,9 @@ START_TEST(test_state_from_internal)
         for (size_t l = 0; l < m->L; l++) {
             for (size_t k = 0; k < nh; k++)
                 rebuilt[k] = (real)-7;
-            const real *h = m->cell->h_from_internal(
-                &m->ws[l], s + l * m->cell->internal_vecs * nh, rebuilt);
+            const real *h = bptt_cell_h_from_internal(
+                m->cell, &m->ws[l], s + l * m->cell->internal_vecs * nh,
+                rebuilt);
             ck_assert_msg(memcmp(h, next + l * hv * nh, nh * sizeof(real)) ==
                               0,
                           "%s L%zu step %zu: h of layer %zu from the "
@@ -1169,8 +1181,8 @@ START_TEST(test_kernel_forward)
 {
     /* added to the suite only where the kernel runs */
     ck_assert_str_ne(bptt_cell_kernel(), "cblas");
-    static const char *const cells[] = {"rnn", "lstm", "gru"};
-    const config c = {cells[_i], 1, "copy", 4, 11, 4, 37, 41};
+    static const shape one[] = {{1, "copy", 4, 11, 4, 37, 41}};
+    const config c = rig_config(one, _i);
     rig r;
     rig_open(&r, &c);
     bptt_model *m = r.model;
@@ -1207,7 +1219,7 @@ END_TEST
  * failed resize keeps the old ones. */
 START_TEST(test_workspace_bytes)
 {
-    const config *c = &configs[_i];
+    const config cc = rig_config(shapes, _i), *c = &cc;
     rig r;
     rig_open(&r, c);
     bptt_model *m = r.model;
@@ -1249,7 +1261,7 @@ END_TEST
  * memory bptt_model_working_bytes announces. */
 START_TEST(test_model_enomem)
 {
-    const config *c = &configs[_i];
+    const config cc = rig_config(shapes, _i), *c = &cc;
     bptt_mem *mem = bptt_mem_alloc();
     ck_assert_ptr_nonnull(mem);
     const bptt_cell_type *cell = bptt_cell_find(c->cell);
@@ -1276,6 +1288,100 @@ START_TEST(test_model_enomem)
                   bptt_mem_stats_get(mem)->current[BPTT_MEM_WORKING], want);
     bptt_model_free(m);
     ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
+    bptt_mem_free(mem);
+}
+END_TEST
+
+/* ---- cells that break the layout rules (cell.h) ------------------------ */
+
+/* One way of breaking cell k's table (its copy *t), by number; 0 when
+ * there is no such way n. */
+static int break_cell(bptt_cell_type *t, int n)
+{
+    switch (n) {
+    case 1: t->forward_rows = NULL; return 1;
+    case 2: t->backward_rows = NULL; return 1;
+    case 3: t->h_rows = NULL; return 1;
+    case 4: t->name = NULL; return 1;
+    case 5: t->gates = 0; return 1;
+    case 6: t->gates = BPTT_CELL_MAX_GATES + 1; return 1;
+    case 7: t->hidden_vecs = 0; return 1;
+    case 8: t->internal_vecs = t->hidden_vecs - 1; return 1;
+    case 9: t->internal_vecs = BPTT_CELL_MAX_VECS + 1; return 1;
+    case 10: t->gates_at = 0; return 1; /* over h_prev */
+    case 11: t->gates_at = t->internal_vecs - t->gates + 1; return 1;
+    case 12: /* a second hidden block kept inside the gate block */
+        t->hidden_vecs = 2;
+        t->rest_at = t->gates_at;
+        return 1;
+    case 13: /* ... over h_prev */
+        t->hidden_vecs = 2;
+        t->rest_at = 0;
+        return 1;
+    case 14: /* ... past the end */
+        t->hidden_vecs = 2;
+        t->rest_at = t->internal_vecs;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* Every cell's table, copied, passes bptt_cell_check and makes a model
+ * whose forward step equals the original's; each way of breaking it
+ * (a part missing, blocks out of place) is refused by bptt_cell_check
+ * and by bptt_model_alloc with BPTT_EINVAL, before anything is
+ * allocated and with no part called (a missing part would crash). */
+START_TEST(test_cell_refused)
+{
+    const bptt_cell_type *cell = bptt_cells[_i];
+    bptt_mem *mem = bptt_mem_alloc();
+    ck_assert_ptr_nonnull(mem);
+    bptt_cell_type copy = *cell;
+    ck_assert_int_eq(bptt_cell_check(&copy), BPTT_OK);
+    bptt_model *m = NULL, *m0 = NULL;
+    ck_assert_int_eq(bptt_model_alloc(&m, &copy, 2, 3, 4, 5, 6, 7, mem),
+                     BPTT_OK);
+    ck_assert_int_eq(bptt_model_alloc(&m0, cell, 2, 3, 4, 5, 6, 7, mem),
+                     BPTT_OK);
+    real *st = calloc(m->hidden_len, sizeof(real));
+    real *s1 = calloc(m->internal_len, sizeof(real));
+    real *s2 = calloc(m->internal_len, sizeof(real));
+    real *o1 = calloc(m->hidden_len, sizeof(real));
+    real *o2 = calloc(m->hidden_len, sizeof(real));
+    real *x = calloc(3 * 4, sizeof(real));
+    ck_assert(st && s1 && s2 && o1 && o2 && x);
+    for (size_t k = 0; k < 12; k++)
+        x[k] = (real)(0.1 * (double)k - 0.5);
+    bptt_model_forward_step(m, x, st, s1, o1);
+    bptt_model_forward_step(m0, x, st, s2, o2);
+    ck_assert(memcmp(s1, s2, m->internal_len * sizeof(real)) == 0);
+    ck_assert(memcmp(o1, o2, m->hidden_len * sizeof(real)) == 0);
+    free(st), free(s1), free(s2), free(o1), free(o2), free(x);
+    bptt_model_free(m);
+    bptt_model_free(m0);
+    ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
+
+    int ways = 0;
+    for (int n = 1;; n++) {
+        copy = *cell;
+        if (!break_cell(&copy, n))
+            break;
+        ways++;
+        ck_assert_msg(bptt_cell_check(&copy) == BPTT_EINVAL,
+                      "%s broken in way %d: bptt_cell_check accepts it",
+                      cell->name, n);
+        const size_t before = bptt_mem_stats_get(mem)->allocations;
+        m = (bptt_model *)&copy; /* must come back NULL */
+        const int rc = bptt_model_alloc(&m, &copy, 1, 2, 3, 4, 5, 1, mem);
+        ck_assert_msg(rc == BPTT_EINVAL, "%s broken in way %d: %s",
+                      cell->name, n, bptt_strerror(rc));
+        ck_assert_ptr_null(m);
+        ck_assert_uint_eq(bptt_mem_stats_get(mem)->allocations, before);
+    }
+    ck_assert_int_eq(ways, 14);
+    ck_assert_int_eq(bptt_cell_check(NULL), BPTT_EINVAL);
+    ck_assert_int_eq(bptt_model_alloc(&m, NULL, 1, 2, 3, 4, 5, 1, mem),
+                     BPTT_EINVAL);
     bptt_mem_free(mem);
 }
 END_TEST
@@ -1310,8 +1416,7 @@ static Suite *train_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_gradients_identical, 0, N_CONFIGS);
     tcase_add_loop_test(tc, test_threads_identical, 0,
-                        (int)(sizeof thread_configs /
-                              sizeof thread_configs[0]));
+                        RIG_CASES(thread_shapes));
     suite_add_tcase(su, tc);
 
     tc = tcase_create("training");
@@ -1342,13 +1447,13 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_kernel_wgrad);
     /* a path this CPU cannot run is said by name, not counted as passed */
     if (strcmp(bptt_cell_kernel(), "cblas") != 0) {
-        tcase_add_loop_test(tc, test_kernel_forward, 0, 3);
+        tcase_add_loop_test(tc, test_kernel_forward, 0, rig_n_cells());
     } else {
         const char *forced = getenv("BPTT_GEMM_KERNEL");
         const char *why = forced && strcmp(forced, "cblas") == 0
                               ? "BPTT_GEMM_KERNEL=cblas is set"
                               : "this CPU has no AVX-512, as cpuid reports it";
-        printf("SKIP: test_kernel_forward (rnn, lstm, gru): the cells' "
+        printf("SKIP: test_kernel_forward (every cell): the cells' "
                "per-step GEMMs run on cblas here (%s), so the packed "
                "kernel path is not exercised\n", why);
         printf("NOTE: test_kernel_gemm, test_kernel_wgrad and "
@@ -1364,12 +1469,13 @@ static Suite *train_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_loop_test(tc, test_workspace_bytes, 0, N_CONFIGS);
     tcase_add_loop_test(tc, test_model_enomem, 0, N_CONFIGS);
+    tcase_add_loop_test(tc, test_cell_refused, 0, rig_n_cells());
     suite_add_tcase(su, tc);
 
     tc = tcase_create("restore");
     tcase_add_checked_fixture(tc, fixed_threads, NULL);
     tcase_set_timeout(tc, 30);
-    tcase_add_loop_test(tc, test_state_from_internal, 0, 6);
+    tcase_add_loop_test(tc, test_state_from_internal, 0, 2 * rig_n_cells());
     suite_add_tcase(su, tc);
 
     return su;

@@ -28,7 +28,7 @@
  *        blocks: never initialised non-zero and zeroed in every weight
  *        gradient (zero_fixed), so no optimizer moves them.  They cost a
  *        quarter of the GEMMs' work and keep one GEMM per step.
- * Backward functions do not touch the weight gradient: they hand back the
+ * Backward ops do not touch the weight gradient: they hand back the
  * step's gate gradients dgates (B, G*H) and the GEMM input xh = [x, h_prev]
  * (B, X+H), and the caller adds dW += dgates^T xh over a block of steps at
  * once (bptt_cell_weight_grads: one GEMM with B*steps rows instead of a
@@ -45,39 +45,97 @@
 
 typedef struct {
     size_t B, X, H;
-    real *xh;     /* scratch of the forward op on cblas (B, X+H), and of
-                     the GRU's backward op (B, H) */
+    real *xh;     /* scratch of the forward op on cblas (B, X+H), and
+                     the cell's own during a backward op (L7) */
     real *dxh;    /* scratch of the backward op (B, X+H) */
     const real *wpack; /* W packed by bptt_cell_pack_weights from the W
                           the ops are given, or NULL: cblas on W */
 } bptt_cell_ws;
 
+/* A cell is its sizes and its parts over rows of the batch; the library
+ * derives the whole ops (bptt_cell_forward, ... below) from the parts, and
+ * the kernel's path (one parallel region a step, model_step.c) calls the
+ * parts itself, so both run the same code on every row.
+ *
+ * A forward op is: the gate product [x, h_prev] W^T + b written at
+ * s_out + gates_at*B*H (B, G*H), then forward_rows of every row.  A
+ * backward op is: backward_rows of every row (dgates, and what of
+ * dstate_prev does not come from the product, such as the LSTM's
+ * dc_prev), then the products (db += column sums of dgates, dh_prev or
+ * [dx, dh_prev] from dgates W, and the weight gradient's input xh = [x,
+ * h_prev]), then backward_post_rows where not NULL.
+ *
+ * The layout rules.  Every cell keeps them; the library relies on them
+ * (the numbers are cited in cell.c and model_step.c).  Sizes are in
+ * blocks of n = B*H reals.  bptt_cell_check refuses, with BPTT_EINVAL, a
+ * table that breaks one it can see (marked [checked]); bptt_model_alloc
+ * calls it, so such a cell never runs.
+ *  L1 [checked] name, forward_rows, backward_rows and h_rows are given
+ *     (every path calls them); backward_post_rows, init_layer and
+ *     zero_fixed may be NULL.  1 <= gates <= BPTT_CELL_MAX_GATES, 1 <=
+ *     hidden_vecs <= internal_vecs <= BPTT_CELL_MAX_VECS.
+ *  L2 The hidden state starts with h (B, H): the layer above reads its
+ *     input there, the output layer its h, and the products write dh_prev
+ *     (overwriting it) into dstate_prev's first block, so backward_rows
+ *     writes only dstate_prev's other blocks.
+ *  L3 [checked] The internal state starts with h_prev (B, H), which
+ *     forward_rows copies from state_in: the backward op builds xh from
+ *     it.  The gate block (B, G*H) lies after it, not necessarily next
+ *     (the LSTM keeps c_prev between): 1 <= gates_at and gates_at + G <=
+ *     internal_vecs.  The product writes the gates' inputs there
+ *     and forward_rows turns them in place into what the backward op
+ *     reads.
+ *  L4 [checked] The hidden state's blocks after h (hidden_vecs - 1 of
+ *     them: the LSTM's c) are stored verbatim in the internal state at
+ *     rest_at, apart from h_prev and the gate block (rest_at is not read
+ *     when hidden_vecs is 1): the hidden state is rebuilt as h (h_rows)
+ *     followed by those blocks, copied.
+ *  L5 Rows are independent: a part given [r0, r1) reads and writes rows
+ *     r0..r1-1 of each block and nothing else, since threads share the
+ *     rows, and computes each element alone (the same bits whatever the
+ *     cut).  forward_rows writes every element of s and state_out that a
+ *     later part reads (stored internal states are not zeroed) and reads
+ *     nothing but state_in and its own rows of s_out, so a recomputed
+ *     step gives the same bits.
+ *  L6 dstate_prev may be dstate: backward_rows reads each element of
+ *     dstate before it writes the same element of dstate_prev.
+ *  L7 Scratch: during a backward op ws->xh (at least B*H reals) is the
+ *     cell's: it may keep up to B*H reals there from backward_rows to
+ *     backward_post_rows of the same step, row r in reals [r*H, (r+1)*H)
+ *     (the GRU keeps dh z there, since dstate_prev may be dstate).
+ *     ws->dxh is the library's.  Nothing else lasts from one call to the
+ *     next.
+ *  L8 h_rows either writes rows of h into scratch (B, H) and returns
+ *     scratch, or returns a pointer to h inside s and writes nothing; it
+ *     returns the same pointer for every call, and called with no rows
+ *     (r0 == r1) it only says where h is.  A rebuilt h uses the forward
+ *     op's own expression, so it is bit-identical. */
+#define BPTT_CELL_MAX_GATES 16
+#define BPTT_CELL_MAX_VECS 64
+
 typedef struct {
     const char *name;
     size_t gates;         /* G */
-    size_t hidden_vecs;   /* hidden state size in units of B*H */
-    size_t internal_vecs; /* internal state size in units of B*H */
-    /* s_out (internal) and state_out (hidden) from x (B, X) and state_in. */
-    void (*forward)(const bptt_cell_ws *ws, const real *W, const real *b,
-                    const real *x, const real *state_in, real *s_out,
-                    real *state_out);
-    /* Backward of one step.  dstate (hidden-state gradient w.r.t. the
-     * cell's output state, e.g. [dh, dc]) is consumed; dstate_prev
-     * receives the gradient w.r.t. state_in (it may be dstate); dx (may be
-     * NULL) receives the gradient w.r.t. x; db += the column sums of
-     * dgates.  dgates (B, G*H) and xh (B, X+H) receive this step's share
-     * of the weight gradient, dW += dgates^T xh, which the caller adds
-     * with bptt_cell_weight_grads. */
-    void (*backward)(const bptt_cell_ws *ws, const real *W, double *db,
-                     const real *x, const real *s, const real *dstate,
-                     real *dstate_prev, real *dx, real *dgates, real *xh);
-    /* The hidden state held inside an internal state. */
-    void (*state_from_internal)(const bptt_cell_ws *ws, const real *s,
-                                real *state);
-    /* h (B, H) of an internal state: a pointer into s, or h rebuilt into
-     * scratch (B, H) (bit-identical to the forward op's) and scratch. */
-    const real *(*h_from_internal)(const bptt_cell_ws *ws, const real *s,
-                                   real *scratch);
+    size_t hidden_vecs;   /* hidden state size in blocks of B*H */
+    size_t internal_vecs; /* internal state size in blocks of B*H */
+    size_t gates_at;      /* the gate block's first block in s (L3) */
+    size_t rest_at;       /* the hidden state's blocks after h, in s (L4) */
+    /* s_out's rows and state_out's, from state_in's and the product at
+     * s_out + gates_at*B*H */
+    void (*forward_rows)(const bptt_cell_ws *ws, const real *state_in,
+                         real *s_out, real *state_out, size_t r0, size_t r1);
+    /* dgates' rows (B, G*H) and dstate_prev's blocks after dh, from s and
+     * dstate ([dh, dc] for the LSTM) */
+    void (*backward_rows)(const bptt_cell_ws *ws, const real *s,
+                          const real *dstate, real *dstate_prev,
+                          real *dgates, size_t r0, size_t r1);
+    /* after the products (the GRU's dh z, kept in ws->xh, added to
+     * dh_prev), or NULL */
+    void (*backward_post_rows)(const bptt_cell_ws *ws, real *dstate_prev,
+                               size_t r0, size_t r1);
+    /* rows of h (L8) */
+    const real *(*h_rows)(const bptt_cell_ws *ws, const real *s,
+                          real *scratch, size_t r0, size_t r1);
     /* Adjusts a layer's freshly drawn W (G*H, X+H) and b (G*H), or NULL
      * (RNN): LSTM forget-gate biases start at 1; the GRU zeroes its zero
      * blocks. */
@@ -86,28 +144,39 @@ typedef struct {
      * cell keeps at exactly zero; NULL where every entry is free (RNN,
      * LSTM). */
     void (*zero_fixed)(size_t X, size_t H, real *W);
-    /* The ops above in parts over rows [r0, r1) of the batch, for a caller
-     * that runs the products itself (the kernel's path, model.c, one
-     * parallel region a step).  A forward op is: the gate product
-     * [x, h_prev] W^T + b written at s_out + gates_at*B*H (B, G*H), then
-     * forward_rows of every row.  A backward op is: backward_rows of every
-     * row (dgates, and what of dstate_prev does not come from the product,
-     * such as the LSTM's dc_prev), then the products (dh_prev or [dx,
-     * dh_prev] from dgates W, db), then backward_post_rows where not NULL
-     * (the GRU's dh z, kept in ws->xh, added to dh_prev).  h_rows rebuilds
-     * rows of h into scratch (B, H) and returns scratch, or returns the h
-     * stored in s; either way the whole (B, H) h is at the pointer. */
-    size_t gates_at;
-    void (*forward_rows)(const bptt_cell_ws *ws, const real *state_in,
-                         real *s_out, real *state_out, size_t r0, size_t r1);
-    void (*backward_rows)(const bptt_cell_ws *ws, const real *s,
-                          const real *dstate, real *dstate_prev,
-                          real *dgates, size_t r0, size_t r1);
-    void (*backward_post_rows)(const bptt_cell_ws *ws, real *dstate_prev,
-                               size_t r0, size_t r1);
-    const real *(*h_rows)(const bptt_cell_ws *ws, const real *s,
-                          real *scratch, size_t r0, size_t r1);
 } bptt_cell_type;
+
+/* BPTT_OK when the table keeps the layout rules marked [checked] above,
+ * else BPTT_EINVAL (NULL included). */
+int bptt_cell_check(const bptt_cell_type *cell);
+
+/* The whole ops, derived from a cell's parts, all rows (in parallel where
+ * the step is large enough; each element computed alone, so the bits do
+ * not depend on the thread count).  cell must pass bptt_cell_check. */
+
+/* s_out (internal) and state_out (hidden) from x (B, X) and state_in. */
+void bptt_cell_forward(const bptt_cell_type *cell, const bptt_cell_ws *ws,
+                       const real *W, const real *b, const real *x,
+                       const real *state_in, real *s_out, real *state_out);
+/* Backward of one step.  dstate (hidden-state gradient w.r.t. the cell's
+ * output state, e.g. [dh, dc]) is consumed; dstate_prev receives the
+ * gradient w.r.t. state_in (it may be dstate); dx (may be NULL) receives
+ * the gradient w.r.t. x; db += the column sums of dgates.  dgates (B,
+ * G*H) and xh (B, X+H) receive this step's share of the weight gradient,
+ * dW += dgates^T xh, which the caller adds with bptt_cell_weight_grads. */
+void bptt_cell_backward(const bptt_cell_type *cell, const bptt_cell_ws *ws,
+                        const real *W, double *db, const real *x,
+                        const real *s, const real *dstate, real *dstate_prev,
+                        real *dx, real *dgates, real *xh);
+/* h (B, H) of an internal state: a pointer into s, or h rebuilt into
+ * scratch (B, H) (bit-identical to the forward op's) and scratch. */
+const real *bptt_cell_h_from_internal(const bptt_cell_type *cell,
+                                      const bptt_cell_ws *ws, const real *s,
+                                      real *scratch);
+/* The hidden state held inside an internal state (L4). */
+void bptt_cell_state_from_internal(const bptt_cell_type *cell,
+                                   const bptt_cell_ws *ws, const real *s,
+                                   real *state);
 
 extern const bptt_cell_type bptt_cell_rnn;
 extern const bptt_cell_type bptt_cell_lstm;

@@ -106,7 +106,10 @@ typedef struct {
 
 /* Parameters drawn uniformly from [-1/sqrt(H), 1/sqrt(H)] with GSL's
  * mt19937 seeded by seed, then adjusted by the cell (init_layer): LSTM
- * forget-gate biases start at 1, the GRU's zero blocks at 0. */
+ * forget-gate biases start at 1, the GRU's zero blocks at 0.  BPTT_EINVAL
+ * for sizes out of range or a cell that bptt_cell_check refuses (cell.h:
+ * a table missing a part or breaking the layout rules), before anything
+ * is allocated; BPTT_ENOMEM. */
 int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
                      size_t B, size_t X, size_t H, size_t V,
                      unsigned long seed, bptt_mem *mem);

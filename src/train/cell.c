@@ -13,8 +13,9 @@
  * follows the product.  The whole ops below run the rows in parallel
  * (each element is computed alone, so results do not depend on the
  * thread count) and vectorize within a row; the kernel's team path
- * (model.c) calls the parts itself.  No BLAS call is made inside a
- * parallel region. */
+ * (model_step.c) calls the parts itself.  A cell supplies only the parts;
+ * the whole ops are derived from them once, here, for every cell.  No BLAS
+ * call is made inside a parallel region. */
 #define SIMD _Pragma("omp simd")
 
 /* The cells' elementwise rows with exp in them (LSTM forward op, backward
@@ -40,7 +41,7 @@
 #endif
 #define INLINE __attribute__((always_inline)) static inline
 
-/* ---- the whole ops, from the parts ----------------------------------------- */
+/* ---- the whole ops, derived from a cell's parts (cell.h) ------------------ */
 
 /* call over rows [r0, r1): all rows, cut among the threads where worth
  * them */
@@ -52,10 +53,9 @@
         call;                                                                \
     }
 
-static void whole_forward(const bptt_cell_type *c, const bptt_cell_ws *ws,
-                          const real *W, const real *b, const real *x,
-                          const real *state_in, real *s_out,
-                          real *state_out)
+void bptt_cell_forward(const bptt_cell_type *c, const bptt_cell_ws *ws,
+                       const real *W, const real *b, const real *x,
+                       const real *state_in, real *s_out, real *state_out)
 {
     const size_t B = ws->B, H = ws->H;
     bptt_gemm_gates(ws, c->gates, W, b, x, state_in,
@@ -63,12 +63,11 @@ static void whole_forward(const bptt_cell_type *c, const bptt_cell_ws *ws,
     OVER_ROWS(B, H, c->forward_rows(ws, state_in, s_out, state_out, r0, r1))
 }
 
-/* h_prev is the first block of every cell's internal state */
-static void whole_backward(const bptt_cell_type *c, const bptt_cell_ws *ws,
-                           const real *W, double *db, const real *x,
-                           const real *s, const real *dstate,
-                           real *dstate_prev, real *dx, real *dgates,
-                           real *xh)
+/* h_prev is the first block of every cell's internal state (cell.h) */
+void bptt_cell_backward(const bptt_cell_type *c, const bptt_cell_ws *ws,
+                        const real *W, double *db, const real *x,
+                        const real *s, const real *dstate, real *dstate_prev,
+                        real *dx, real *dgates, real *xh)
 {
     const size_t B = ws->B, H = ws->H;
     OVER_ROWS(B, H,
@@ -79,36 +78,55 @@ static void whole_backward(const bptt_cell_type *c, const bptt_cell_ws *ws,
         c->backward_post_rows(ws, dstate_prev, 0, B);
 }
 
-static const real *whole_h(const bptt_cell_type *c, const bptt_cell_ws *ws,
-                           const real *s, real *scratch)
+const real *bptt_cell_h_from_internal(const bptt_cell_type *c,
+                                      const bptt_cell_ws *ws, const real *s,
+                                      real *scratch)
 {
     const size_t B = ws->B, H = ws->H;
     OVER_ROWS(B, H, (void)c->h_rows(ws, s, scratch, r0, r1))
     return c->h_rows(ws, s, scratch, 0, 0); /* no rows: where h is */
 }
 
-/* the cells' entries: the whole ops of cell.h, by name */
-#define WHOLE_OPS(name, cell)                                                \
-    static void name##_forward(const bptt_cell_ws *ws, const real *W,        \
-                               const real *b, const real *x,                 \
-                               const real *state_in, real *s_out,            \
-                               real *state_out)                              \
-    {                                                                        \
-        whole_forward(&cell, ws, W, b, x, state_in, s_out, state_out);       \
-    }                                                                        \
-    static void name##_backward(const bptt_cell_ws *ws, const real *W,       \
-                                double *db, const real *x, const real *s,    \
-                                const real *dstate, real *dstate_prev,       \
-                                real *dx, real *dgates, real *xh)            \
-    {                                                                        \
-        whole_backward(&cell, ws, W, db, x, s, dstate, dstate_prev, dx,      \
-                       dgates, xh);                                          \
-    }                                                                        \
-    static const real *name##_h_of(const bptt_cell_ws *ws, const real *s,   \
-                                   real *scratch)                            \
-    {                                                                        \
-        return whole_h(&cell, ws, s, scratch);                               \
-    }
+/* h first, rebuilt into the state's own first block (or copied from where
+ * it is kept), then the other blocks as stored at rest_at */
+void bptt_cell_state_from_internal(const bptt_cell_type *c,
+                                   const bptt_cell_ws *ws, const real *s,
+                                   real *state)
+{
+    const size_t n = ws->B * ws->H;
+    const real *h = bptt_cell_h_from_internal(c, ws, s, state);
+    if (h != state)
+        memcpy(state, h, n * sizeof(real));
+    if (c->hidden_vecs > 1)
+        memcpy(state + n, s + c->rest_at * n,
+               (c->hidden_vecs - 1) * n * sizeof(real));
+}
+
+/* the blocks [a0, a0 + an) and [b0, b0 + bn) of a state share none */
+static int apart(size_t a0, size_t an, size_t b0, size_t bn)
+{
+    return a0 + an <= b0 || b0 + bn <= a0;
+}
+
+int bptt_cell_check(const bptt_cell_type *c)
+{
+    if (!c || !c->name || !c->forward_rows || !c->backward_rows ||
+        !c->h_rows)
+        return BPTT_EINVAL;
+    const size_t G = c->gates, hv = c->hidden_vecs, iv = c->internal_vecs;
+    if (G < 1 || G > BPTT_CELL_MAX_GATES || hv < 1 || iv < hv ||
+        iv > BPTT_CELL_MAX_VECS)
+        return BPTT_EINVAL;
+    /* h_prev at 0, the gate block after it, inside s */
+    if (c->gates_at < 1 || c->gates_at + G > iv)
+        return BPTT_EINVAL;
+    /* the hidden state's other blocks, apart from h_prev and the gates */
+    if (hv > 1 && (c->rest_at + (hv - 1) > iv ||
+                   !apart(c->rest_at, hv - 1, 0, 1) ||
+                   !apart(c->rest_at, hv - 1, c->gates_at, G)))
+        return BPTT_EINVAL;
+    return BPTT_OK;
+}
 
 /* ---- vanilla RNN: h = tanh(W [x, h_prev] + b) ---------------------------- */
 
@@ -156,22 +174,10 @@ static const real *rnn_h_rows(const bptt_cell_ws *ws, const real *s,
     return s + ws->B * ws->H;
 }
 
-static void rnn_state_from_internal(const bptt_cell_ws *ws, const real *s,
-                                    real *state)
-{
-    const size_t n = ws->B * ws->H;
-    memcpy(state, s + n, n * sizeof(real));
-}
-
-WHOLE_OPS(rnn, bptt_cell_rnn)
-
 const bptt_cell_type bptt_cell_rnn = {
     .name = "rnn", .gates = 1, .hidden_vecs = 1, .internal_vecs = 2,
-    .forward = rnn_forward, .backward = rnn_backward,
-    .state_from_internal = rnn_state_from_internal,
-    .h_from_internal = rnn_h_of, .gates_at = 1,
-    .forward_rows = rnn_forward_rows, .backward_rows = rnn_backward_rows,
-    .h_rows = rnn_h_rows};
+    .gates_at = 1, .forward_rows = rnn_forward_rows,
+    .backward_rows = rnn_backward_rows, .h_rows = rnn_h_rows};
 
 /* ---- LSTM ------------------------------------------------------------------
  * act = [i, f, o, g] per row: i, f, o = sigmoid, g = tanh;
@@ -284,16 +290,6 @@ static const real *lstm_h_rows(const bptt_cell_ws *ws, const real *s,
     return scratch;
 }
 
-WHOLE_OPS(lstm, bptt_cell_lstm)
-
-static void lstm_state_from_internal(const bptt_cell_ws *ws, const real *s,
-                                     real *state)
-{
-    const size_t n = ws->B * ws->H;
-    lstm_h_of(ws, s, state); /* h, then c as stored */
-    memcpy(state + n, s + 6 * n, n * sizeof(real));
-}
-
 /* forget-gate biases start at 1 (gate blocks [i, f, o, g]) */
 static void lstm_init_layer(size_t X, size_t H, real *W, real *b)
 {
@@ -305,10 +301,8 @@ static void lstm_init_layer(size_t X, size_t H, real *W, real *b)
 
 const bptt_cell_type bptt_cell_lstm = {
     .name = "lstm", .gates = 4, .hidden_vecs = 2, .internal_vecs = 7,
-    .forward = lstm_forward, .backward = lstm_backward,
-    .state_from_internal = lstm_state_from_internal,
-    .h_from_internal = lstm_h_of, .init_layer = lstm_init_layer,
-    .gates_at = 2, .forward_rows = lstm_forward_rows,
+    .gates_at = 2, .rest_at = 6, .init_layer = lstm_init_layer,
+    .forward_rows = lstm_forward_rows,
     .backward_rows = lstm_backward_rows, .h_rows = lstm_h_rows};
 
 /* ---- GRU (PyTorch's equations, doc/design.md 1.2 and 7) --------------------
@@ -419,14 +413,6 @@ static const real *gru_h_rows(const bptt_cell_ws *ws, const real *s,
     return scratch;
 }
 
-WHOLE_OPS(gru, bptt_cell_gru)
-
-static void gru_state_from_internal(const bptt_cell_ws *ws, const real *s,
-                                    real *state)
-{
-    gru_h_of(ws, s, state);
-}
-
 /* rows [2H, 3H) (n_x) see x only, rows [3H, 4H) (n_h) h only */
 static void gru_zero_fixed(size_t X, size_t H, real *W)
 {
@@ -445,10 +431,7 @@ static void gru_init_layer(size_t X, size_t H, real *W, real *b)
 
 const bptt_cell_type bptt_cell_gru = {
     .name = "gru", .gates = 4, .hidden_vecs = 1, .internal_vecs = 5,
-    .forward = gru_forward, .backward = gru_backward,
-    .state_from_internal = gru_state_from_internal,
-    .h_from_internal = gru_h_of, .init_layer = gru_init_layer,
-    .zero_fixed = gru_zero_fixed, .gates_at = 1,
+    .gates_at = 1, .init_layer = gru_init_layer, .zero_fixed = gru_zero_fixed,
     .forward_rows = gru_forward_rows, .backward_rows = gru_backward_rows,
     .backward_post_rows = gru_backward_post_rows, .h_rows = gru_h_rows};
 

@@ -45,7 +45,8 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
                      unsigned long seed, bptt_mem *mem)
 {
     *out = NULL;
-    if (!cell || !sizes_ok(L, B, X, H, V))
+    /* a cell that breaks the layout rules never runs (cell.h) */
+    if (bptt_cell_check(cell) != BPTT_OK || !sizes_ok(L, B, X, H, V))
         return BPTT_EINVAL;
     bptt_model *m = calloc(1, sizeof *m);
     if (!m)

@@ -97,10 +97,11 @@ void bptt_model_forward_step(bptt_model *m, const real *x,
     }
     for (size_t l = 0; l < m->L; l++) {
         const real *in = l == 0 ? x : state_out + hid_off(m, l - 1);
-        m->cell->forward(&m->ws[l], m->params + m->tensor[2 * l].offset,
-                         m->params + m->tensor[2 * l + 1].offset, in,
-                         state_in + hid_off(m, l), s_out + int_off(m, l),
-                         state_out + hid_off(m, l));
+        bptt_cell_forward(m->cell, &m->ws[l],
+                          m->params + m->tensor[2 * l].offset,
+                          m->params + m->tensor[2 * l + 1].offset, in,
+                          state_in + hid_off(m, l), s_out + int_off(m, l),
+                          state_out + hid_off(m, l));
     }
 }
 
@@ -108,15 +109,15 @@ void bptt_model_state_from_internal(bptt_model *m, const real *s,
                                     real *state)
 {
     for (size_t l = 0; l < m->L; l++)
-        m->cell->state_from_internal(&m->ws[l], s + int_off(m, l),
-                                     state + hid_off(m, l));
+        bptt_cell_state_from_internal(m->cell, &m->ws[l], s + int_off(m, l),
+                                      state + hid_off(m, l));
 }
 
 /* h of layer l at this step, from the internal state s */
 static const real *layer_h(bptt_model *m, const real *s, size_t l)
 {
-    return m->cell->h_from_internal(&m->ws[l], s + int_off(m, l),
-                                    m->state_tmp + hid_off(m, l));
+    return bptt_cell_h_from_internal(m->cell, &m->ws[l], s + int_off(m, l),
+                                     m->state_tmp + hid_off(m, l));
 }
 
 /* Rows [r0, r1) of the logits: softmax cross-entropy, each row's loss
@@ -307,10 +308,11 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
     for (size_t l = L; l-- > 0;) {
         const real *in = l == 0 ? x : layer_h(m, s, l - 1);
         real *dc = carry + hid_off(m, l);
-        m->cell->backward(&m->ws[l], m->params + m->tensor[2 * l].offset,
-                          dbias_of(m, l), in, s + int_off(m, l), dc, dc,
-                          l == 0 ? NULL : m->dx, wgrad_dgates_of(m, l, slot),
-                          wgrad_xh_of(m, l, slot));
+        bptt_cell_backward(m->cell, &m->ws[l],
+                           m->params + m->tensor[2 * l].offset,
+                           dbias_of(m, l), in, s + int_off(m, l), dc, dc,
+                           l == 0 ? NULL : m->dx, wgrad_dgates_of(m, l, slot),
+                           wgrad_xh_of(m, l, slot));
         if (l > 0) {
             real *dh_below = carry + hid_off(m, l - 1);
             for (size_t k = 0; k < B * H; k++)

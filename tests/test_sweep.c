@@ -1439,7 +1439,7 @@ START_TEST(test_sweep_parallel_killed)
     enter();
     char sp[1200];
     script(sp, sizeof sp, "sweep-parallel");
-    SWEEP(&r, SLOW_RUN_GRID("600"), "--out", "p.jsonl", "--jobs",
+    SWEEP(&r, SLOW_RUN_GRID("200"), "--out", "p.jsonl", "--jobs",
           "jobs.txt");
     ck_assert_msg(r.status == 0, "%s", r.err);
     result_free(&r);
@@ -1512,7 +1512,7 @@ START_TEST(test_sweep_parallel_killed)
         ck_assert_msg(strncmp(line, want, strlen(want)) == 0, "%.100s", line);
         const char *f = strstr(line, seed);
         ck_assert_msg(f && f < end, "record %d: %.200s", k, line);
-        f = strstr(line, "\"iters\":600,");
+        f = strstr(line, "\"iters\":200,");
         ck_assert_msg(f && f < end, "record %d: %.200s", k, line);
         line = end + 1;
     }

@@ -137,8 +137,8 @@ class Sizes:
 class _Graph:
     """Step i run with its autograd graph: the leaves it was run from, its
     outputs, the carry it made (detached) and the saved tensors' ledger."""
-    __slots__ = ("step", "carry_in", "x_in", "carry_out", "y_out", "carry",
-                 "ledger")
+    __slots__ = ("step", "carry_in", "carry_use", "x_in", "carry_out",
+                 "y_out", "carry", "ledger")
 
 
 class _Runner:
@@ -160,6 +160,8 @@ class _Runner:
         self.y_tuple = None
         self.n_y = None
         self.params = ()
+        self.aliased_carry = set()
+        self.aliased_y = {}
         self.final = None
         self.info = None
         self.calls = 0
@@ -180,7 +182,14 @@ class _Runner:
                 _needs_grad(v) and s.requires_grad) for v, s in zip(x, xs))
             g.ledger = ledger if ledger is not None else _Ledger()
             with torch.enable_grad(), _hooks(g.ledger):
-                out = self._invoke(i, g.carry_in, g.x_in)
+                # a carry tensor that step i-1 also returned as its y goes
+                # in through a view: its gradient then gathers that y's
+                # gradient first and this step's uses after, in the order
+                # the written-out loop's backward adds them (see _backward)
+                g.carry_use = tuple(
+                    c.view_as(c) if m in self.aliased_carry else c
+                    for m, c in enumerate(g.carry_in))
+                out = self._invoke(i, g.carry_use, g.x_in)
             g.carry_out, g.y_out = out
             g.carry = tuple(c.detach() for c in g.carry_out)
             return g
@@ -263,6 +272,12 @@ class _Runner:
                 ids.add(id(p))
                 found.append(p)
         self.params = tuple(found)
+        # y tensors that are carry tensors (y = h): {y index: carry index}
+        for n, y in enumerate(probe.y_out):
+            for m, c in enumerate(probe.carry_out):
+                if y is c and _needs_grad(c):
+                    self.aliased_y[n] = m
+        self.aliased_carry = set(self.aliased_y.values())
         self.outside = {_storage_key(t)[0] for t in self.params + xs}
         hidden = {}
         for c in probe.carry:
@@ -378,12 +393,24 @@ class _Runner:
         its y (self.grad_ys)."""
         i = g.step
         outs, grads = [], []
+        # the gradient of y(i-1) where it is a carry tensor (y = h) enters
+        # through this step's view of it, first: the written-out loop adds
+        # it before this step's contributions (its stack's backward runs
+        # before any step's)
+        if i > 1:
+            for n, m in self.aliased_y.items():
+                d = self.grad_ys[n]
+                if d is not None:
+                    outs.append(g.carry_use[m])
+                    grads.append(d[i - 2])
         gc = self.grad_carry or (None,) * self.n_carry
         for o, d in zip(g.carry_out, gc):
             if d is not None and o.requires_grad:
                 outs.append(o)
                 grads.append(d)
-        for o, d in zip(g.y_out, self.grad_ys):
+        for n, (o, d) in enumerate(zip(g.y_out, self.grad_ys)):
+            if n in self.aliased_y and i < self.length:
+                continue  # added to the carry's gradient by step i+1
             if d is not None and o.requires_grad:
                 outs.append(o)
                 grads.append(d[i - 1])

@@ -295,34 +295,17 @@ class _Runner:
                              "(empty tensors?): nothing to plan")
         self.sizes = Sizes(hb, max(hb, sum(internal.values())),
                            sum(saved.values()))
-        self.plan = _planner.plan(self.length, self.sizes.hidden_bytes,
-                                  self.sizes.internal_bytes, self.memory,
-                                  self.strategy, self.segment)
+        self.plan = _plan(self.length, self.sizes.hidden_bytes,
+                          self.sizes.internal_bytes, self.memory,
+                          self.strategy, self.segment)
         self.probe = probe
         self._prepare()
 
     def _prepare(self):
-        acts = [(_OPS[op], i) for op, i in self.plan.actions]
-        self.actions = acts
-        # which advances keep their graph: s(i) saved, or used by backward i
-        # while working
-        keep = [False] * len(acts)
-        for k, (op, i) in enumerate(acts):
-            if op != _planner.ADVANCE:
-                continue
-            for op2, j in acts[k + 1:]:
-                if op2 == _planner.SAVE_INTERNAL and j == i:
-                    keep[k] = True
-                    break
-                if op2 == _planner.BACKWARD:
-                    keep[k] = j == i
-                    break
-                if op2 in (_planner.ADVANCE, _planner.RESTORE_HIDDEN,
-                           _planner.RESTORE_INTERNAL):
-                    break
-        self.keep = keep
-        self.first_backward = next(k for k, (op, _) in enumerate(acts)
-                                   if op == _planner.BACKWARD)
+        if not hasattr(self.plan, "_torch_actions"):
+            self.plan._torch_actions = _compile(self.plan)
+        self.actions, self.keep, self.first_backward = \
+            self.plan._torch_actions
         self.k = 0
         self.hstore = {0: self.init}
         self.sstore = {}
@@ -433,6 +416,48 @@ class _Runner:
 
 
 _OPS = {name: n for n, name in enumerate(_planner.OPS)}
+
+
+def _compile(plan):
+    """A plan's actions as (op number, step), which advances keep their
+    graph (s(i) is saved, or backward i uses it while it is working), and
+    the index of the first backward (where the forward pass stops)."""
+    acts = [(_OPS[op], i) for op, i in plan.actions]
+    P = _planner
+    keep = [False] * len(acts)
+    for k, (op, i) in enumerate(acts):
+        if op != P.ADVANCE:
+            continue
+        for j in range(k + 1, len(acts)):
+            op2, i2 = acts[j]
+            if op2 == P.SAVE_INTERNAL and i2 == i:
+                keep[k] = True
+                break
+            if op2 == P.BACKWARD:
+                keep[k] = i2 == i
+                break
+            if op2 in (P.ADVANCE, P.RESTORE_HIDDEN, P.RESTORE_INTERNAL):
+                break
+    first = next(k for k, (op, _) in enumerate(acts) if op == P.BACKWARD)
+    return acts, keep, first
+_CACHE = {}
+
+
+def _plan(length, hidden_bytes, internal_bytes, memory, strategy, segment):
+    """bptt_msm.plan, remembered: every iteration of a training loop asks
+    for the same plan (the last 16 asked are kept)."""
+    key = (length, hidden_bytes, internal_bytes, type(memory), memory,
+           strategy, segment)
+    try:
+        return _CACHE[key]
+    except (KeyError, TypeError):
+        pass
+    p = _planner.plan(length, hidden_bytes, internal_bytes, memory, strategy,
+                      segment)
+    if len(_CACHE) >= 16:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = p
+    return p
 
 
 def _leaves(tensors):

@@ -38,3 +38,9 @@ END {
         print "torch-scan -q: msm at per-step checkpointing'"'"'s memory needs " fwd[models[m] ",msm@ckpt"] " forward ops a step"; exit 1 }
 }' "$tmp/side.csv" >&2 || { cat "$tmp/side.txt" >&2; exit 1; }
 echo "test_python: torch-scan -q: $(($(wc -l < "$tmp/side.csv") - 1)) rows side by side"
+# the example: a few iterations, the two trainings' parameters identical
+"$PY" "$SRCDIR/python/examples/char_lstm.py" -n 3 -t 20 -B 4 -H 16 > "$tmp/char.txt" ||
+    { cat "$tmp/char.txt" >&2; echo "test_python: char_lstm.py: the plain loop and scan trained apart" >&2; exit 1; }
+grep -q 'parameters after training identical' "$tmp/char.txt" ||
+    { cat "$tmp/char.txt" >&2; exit 1; }
+echo "test_python: char_lstm.py: $(tail -1 "$tmp/char.txt")"

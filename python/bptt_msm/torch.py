@@ -490,6 +490,7 @@ class _Scan(torch.autograd.Function):
         return tuple(runner.final) + tuple(ys)
 
     @staticmethod
+    @torch.autograd.function.once_differentiable
     def backward(ctx, *grads):
         r = ctx.runner
         if r.done:
@@ -581,9 +582,10 @@ def scan(step, init, xs, memory="100%", strategy="msm", params=(),
         info["plan"] = r.plan
         info["sizes"] = r.sizes
         info["trace"] = trace
-        info["runner"] = r
     flat = tuple(carry) + tuple(xs_flat) + r.params
     r.info = info
     out = _Scan.apply(r, *flat)
+    if info is not None:
+        info["calls"] = r.calls  # so far: the forward pass
     nc = len(carry)
     return _unflatten(out[:nc], carry_tuple), _unflatten(out[nc:], r.y_tuple)

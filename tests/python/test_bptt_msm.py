@@ -222,6 +222,28 @@ def test_scan():
     (hs2.sum() + ya.sum() + yb.pow(2).sum()).backward()
     check(torch.equal(ref, W.grad) and torch.equal(hs.detach(), hs2.detach()),
           "a closure: the gradient of its captured leaf differs")
+    # xs a tuple of two sequences, one without gradient
+    torch.manual_seed(4)
+    cell = torch.nn.RNNCell(3, 4)
+    xa = torch.randn(8, 2, 3, requires_grad=True)
+    xb = torch.randn(8, 2, 4)
+
+    def g(h, x):
+        h = cell(x[0], h) * x[1]
+        return h, h
+    h, ys = torch.zeros(2, 4), []
+    for t in range(8):
+        h, y = g(h, (xa[t], xb[t]))
+        ys.append(y)
+    torch.stack(ys).pow(2).sum().backward()
+    ref = [xa.grad.clone()] + [q.grad.clone() for q in cell.parameters()]
+    xa.grad = None
+    cell.zero_grad(set_to_none=True)
+    _, ys2 = bt.scan(g, torch.zeros(2, 4), (xa, xb), memory="2slots",
+                     strategy="msm")
+    ys2.pow(2).sum().backward()
+    check(same(ref, [xa.grad] + [q.grad for q in cell.parameters()]),
+          "xs a tuple: gradients differ")
     # the check can fail: a different model's gradients are not equal
     a_step, a_init, a_xs = setup("lstm", seed=1)
     b_step, b_init, b_xs = setup("lstm", seed=2)
@@ -261,6 +283,10 @@ def test_scan_refuses():
            "step changing a carry's shape", "shape")
     raises(TypeError, lambda: bt.scan(step, init, xs, info=[]), "info a list",
            "info")
+    carry, ys = bt.scan(step, init, xs, memory="50%")
+    raises(RuntimeError, lambda: torch.autograd.grad(ys.sum(), xs,
+                                                     create_graph=True)[0]
+           .sum().backward(), "double backward")
     carry, ys = bt.scan(step, init, xs, memory="50%")
     loss = ys.sum()
     loss.backward(retain_graph=True)

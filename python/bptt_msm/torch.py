@@ -397,6 +397,13 @@ class _Runner:
             if d is not None and o.requires_grad:
                 outs.append(o)
                 grads.append(d[i - 1])
+        # the parameters' sums so far go in first: autograd then adds this
+        # step's uses to them one by one, as it adds the loop's uses over
+        # all steps into one running sum
+        for p, a in zip(self.params, self.grad_params):
+            if a is not None:
+                outs.append(p)
+                grads.append(a)
         ins = [t for t in g.carry_in + g.x_in if t.requires_grad]
         ins += [p for p in self.params]
         if outs:
@@ -411,8 +418,7 @@ class _Runner:
         for n in range(len(self.params)):
             d = next(got)
             if d is not None:
-                a = self.grad_params[n]
-                self.grad_params[n] = d if a is None else a + d
+                self.grad_params[n] = d
 
 
 _OPS = {name: n for n, name in enumerate(_planner.OPS)}

@@ -222,6 +222,22 @@ def test_scan():
     (hs2.sum() + ya.sum() + yb.pow(2).sum()).backward()
     check(torch.equal(ref, W.grad) and torch.equal(hs.detach(), hs2.detach()),
           "a closure: the gradient of its captured leaf differs")
+    # a parameter used three times a step, the carry twice, x twice
+    torch.manual_seed(5)
+    V = torch.randn(5, 5, requires_grad=True)
+    xs = torch.randn(15, 3, 5, requires_grad=True)
+
+    def u(h, x):
+        h = torch.tanh(h @ V + (x @ V) * 0.3 + torch.sin(h) @ V + x.cos())
+        return h, h
+    leaves = [V, xs]
+    ref, _, _ = grads(leaves, lambda: models.plain(u, torch.zeros(3, 5), xs))
+    for strat, mem in [("msm", "3slots"), ("hsm", "2slots"), ("chen", "100%"),
+                       ("msm", "40%")]:
+        got, _, _ = grads(leaves, lambda: bt.scan(u, torch.zeros(3, 5), xs,
+                                                  memory=mem, strategy=strat))
+        check(same(ref, got), "a parameter used three times a step, %s %s: "
+              "gradients differ" % (strat, mem))
     # xs a tuple of two sequences, one without gradient
     torch.manual_seed(4)
     cell = torch.nn.RNNCell(3, 4)

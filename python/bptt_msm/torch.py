@@ -80,6 +80,14 @@ class _Ledger:
         self.live = {}
 
 
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def _hooks(ledger):
     return torch.autograd.graph.saved_tensors_hooks(
         lambda t: _Packed(t, ledger), lambda p: p.tensor)
@@ -181,7 +189,11 @@ class _Runner:
             g.x_in = tuple(v.detach().requires_grad_(
                 _needs_grad(v) and s.requires_grad) for v, s in zip(x, xs))
             g.ledger = ledger if ledger is not None else _Ledger()
-            with torch.enable_grad(), _hooks(g.ledger):
+            # the pack hooks count what the graph saves: on the first step
+            # (the sizes) and, when info asks for the trace, on every one
+            hooks = _hooks(g.ledger) if ledger is not None or \
+                self.trace is not None else _nothing()
+            with torch.enable_grad(), hooks:
                 # a carry tensor that step i-1 also returned as its y goes
                 # in through a view: its gradient then gathers that y's
                 # gradient first and this step's uses after, in the order
@@ -251,13 +263,13 @@ class _Runner:
         return sum(seen.values())
 
     def working_bytes(self):
-        if self.working is None or self.working.step in self.sstore_ids():
+        """Bytes the working graph's saved tensors hold, when it is not
+        stored (then held_bytes counts it)."""
+        w = self.working
+        if w is None or any(g is w for g in self.sstore.values()):
             return 0
-        return sum(n for k, (_, n) in self.working.ledger.live.items()
+        return sum(n for k, (_, n) in w.ledger.live.items()
                    if k not in self.outside)
-
-    def sstore_ids(self):
-        return {g.step for g in self.sstore.values()}
 
     # -- the first step: sizes, parameters, plan ------------------------------
     def start(self, init, xs, params):

@@ -16,8 +16,9 @@ if ! "$PY" -c 'import torch, numpy' 2>/dev/null; then
 fi
 BPTT_MSM_LIBDIR=$(dirname "$BPTT")/.libs
 PYTHONPATH=$SRCDIR/python:$SRCDIR/tests/python
+PYTHONDONTWRITEBYTECODE=1 # nothing written into the source tree
 OMP_NUM_THREADS=1
-export BPTT_MSM_LIBDIR PYTHONPATH OMP_NUM_THREADS
+export BPTT_MSM_LIBDIR PYTHONPATH PYTHONDONTWRITEBYTECODE OMP_NUM_THREADS
 "$PY" "$SRCDIR/tests/python/test_bptt_msm.py"
 # the side-by-side at tiny sizes: every way's row; MSM within the memory of
 # the way it is matched with, and under 2 forward ops a step where

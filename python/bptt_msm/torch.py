@@ -409,9 +409,10 @@ class _Runner:
             if d is not None and o.requires_grad:
                 outs.append(o)
                 grads.append(d[i - 1])
-        # the parameters' sums so far go in first: autograd then adds this
-        # step's uses to them one by one, as it adds the loop's uses over
-        # all steps into one running sum
+        # the parameters' sums so far are outputs too: autograd's root hands
+        # them to the parameters before any node of the step runs, and then
+        # adds this step's uses to them one by one, as it adds the loop's
+        # uses over all steps into one running sum
         for p, a in zip(self.params, self.grad_params):
             if a is not None:
                 outs.append(p)

@@ -1,0 +1,345 @@
+"""bptt_msm: the bptt-msm planner from Python (doc/pytorch.md).
+
+    >>> import bptt_msm
+    >>> p = bptt_msm.plan(1000, hidden_bytes=1, internal_bytes=4, memory="199slots")
+    >>> p.forward_ops, p.peak_bytes
+    (1950, 196)
+
+Pure Python over the installed shared libraries through ctypes: the plans
+come from libbpttplan (bptt_plan_make, include/bptt/bptt.h), budgets are
+read by libbptt's parser (bptt_budget_parse, include/bptt/budget.h), the
+same code `bptt plan --memory` uses.  Nothing here plans by itself.
+
+Where the libraries are found, first match wins:
+  1. BPTT_MSM_LIBDIR, a directory holding libbpttplan.so and libbptt.so
+     (in a build tree: its .libs directory);
+  2. the libdir this package was installed for (make install);
+  3. the dynamic linker's search path (ctypes.util.find_library).
+
+bptt_msm.torch runs a recurrent step under a plan in PyTorch."""
+import ctypes
+import ctypes.util
+import os
+
+__all__ = ["plan", "Plan", "PlanError", "InfeasibleBudget", "STRATEGIES",
+           "OPS"]
+
+# enum bptt_op, in the header's order
+OPS = ("advance", "save_hidden", "save_internal", "restore_hidden",
+       "restore_internal", "backward", "free_hidden", "free_internal")
+ADVANCE, SAVE_HIDDEN, SAVE_INTERNAL, RESTORE_HIDDEN, RESTORE_INTERNAL, \
+    BACKWARD, FREE_HIDDEN, FREE_INTERNAL = range(8)
+
+STRATEGIES = ("full", "chen", "hsm", "ism", "msm", "ism-paper", "msm-paper")
+
+_OK, _EINVAL, _ENOMEM, _EINFEASIBLE, _EBADPLAN, _ETOOBIG = range(6)
+_BUDGET_SLOTS, _BUDGET_PERCENT, _BUDGET_BYTES = range(3)
+_INT64_MAX = 2 ** 63 - 1
+
+
+class PlanError(ValueError):
+    """A plan that cannot be made: bad arguments, or sizes too big."""
+
+
+class InfeasibleBudget(PlanError):
+    """The budget is below the strategy's smallest feasible one, which
+    min_memory_bytes holds."""
+
+    def __init__(self, message, min_memory_bytes):
+        super().__init__(message)
+        self.min_memory_bytes = min_memory_bytes
+
+
+# ---- the C structures --------------------------------------------------------
+
+class _Action(ctypes.Structure):
+    _fields_ = [("op", ctypes.c_uint32), ("step", ctypes.c_uint32)]
+
+
+class _Plan(ctypes.Structure):
+    _fields_ = [("length", ctypes.c_size_t),
+                ("hidden_units", ctypes.c_int64),
+                ("internal_units", ctypes.c_int64),
+                ("budget", ctypes.c_int64),
+                ("n_actions", ctypes.c_size_t),
+                ("capacity", ctypes.c_size_t),
+                ("actions", ctypes.POINTER(_Action))]
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [("forward_ops", ctypes.c_int64),
+                ("recompute_ops", ctypes.c_int64),
+                ("backward_ops", ctypes.c_int64),
+                ("peak_units", ctypes.c_int64),
+                ("n_actions", ctypes.c_size_t),
+                ("violation", ctypes.c_int),
+                ("bad_action", ctypes.c_size_t)]
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("chen_segment", ctypes.c_size_t),
+                ("threads", ctypes.c_int),
+                ("min_budget", ctypes.c_int64),
+                ("reference", ctypes.c_int)]
+
+
+class _Units(ctypes.Structure):
+    _fields_ = [("quantum", ctypes.c_int64),
+                ("hidden_units", ctypes.c_int64),
+                ("internal_units", ctypes.c_int64)]
+
+
+class _Budget(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int),
+                ("unit", ctypes.c_char_p),
+                ("slots", ctypes.c_int64),
+                ("slots_scaled", ctypes.c_int64),
+                ("slots_scale", ctypes.c_int64),
+                ("percent", ctypes.c_double),
+                ("percent_whole", ctypes.c_int64),
+                ("bytes", ctypes.c_int64)]
+
+
+# ---- loading ---------------------------------------------------------------
+
+_libs = None
+
+
+def _candidates(name):
+    """Paths (or names) to try for lib<name>.so, in order."""
+    out = []
+    env = os.environ.get("BPTT_MSM_LIBDIR")
+    if env:
+        return [os.path.join(env, "lib%s.so" % name)]
+    try:
+        from . import _paths
+        out.append(os.path.join(_paths.LIBDIR, "lib%s.so" % name))
+    except ImportError:
+        pass
+    found = ctypes.util.find_library(name)
+    if found:
+        out.append(found)
+    out.append("lib%s.so.0" % name)
+    return out
+
+
+def _load(name):
+    errors = []
+    for path in _candidates(name):
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            errors.append(str(e))
+    raise ImportError(
+        "bptt_msm: cannot load lib%s (%s); install bptt-msm (make install) "
+        "or set BPTT_MSM_LIBDIR to the directory that holds lib%s.so "
+        "(a build tree's .libs)" % (name, "; ".join(errors), name))
+
+
+def _libraries():
+    """(libbpttplan, libbptt), loaded once, their signatures declared."""
+    global _libs
+    if _libs is not None:
+        return _libs
+    plan_lib = _load("bpttplan")
+    train_lib = _load("bptt")
+    i64, sz, vp = ctypes.c_int64, ctypes.c_size_t, ctypes.c_void_p
+    f = plan_lib.bptt_plan_make
+    f.restype = ctypes.c_int
+    f.argtypes = [ctypes.c_char_p, sz, i64, i64, i64,
+                  ctypes.POINTER(_Options), ctypes.POINTER(ctypes.POINTER(_Plan)),
+                  ctypes.POINTER(_Stats), ctypes.POINTER(i64)]
+    plan_lib.bptt_plan_free.restype = None
+    plan_lib.bptt_plan_free.argtypes = [ctypes.POINTER(_Plan)]
+    plan_lib.bptt_strerror.restype = ctypes.c_char_p
+    plan_lib.bptt_strerror.argtypes = [ctypes.c_int]
+    plan_lib.bptt_units_from_bytes.restype = ctypes.c_int
+    plan_lib.bptt_units_from_bytes.argtypes = [ctypes.POINTER(_Units), i64, i64]
+    plan_lib.bptt_full_peak.restype = i64
+    plan_lib.bptt_full_peak.argtypes = [sz, i64, i64]
+    train_lib.bptt_budget_parse.restype = ctypes.c_int
+    train_lib.bptt_budget_parse.argtypes = [ctypes.c_char_p,
+                                            ctypes.POINTER(_Budget)]
+    train_lib.bptt_budget_bytes.restype = ctypes.c_int
+    train_lib.bptt_budget_bytes.argtypes = [ctypes.POINTER(_Budget), i64, i64,
+                                            ctypes.POINTER(i64)]
+    train_lib.bptt_budget_units.restype = ctypes.c_int
+    train_lib.bptt_budget_units.argtypes = [ctypes.POINTER(_Budget), i64, i64,
+                                            ctypes.POINTER(i64)]
+    _libs = (plan_lib, train_lib)
+    return _libs
+
+
+def _strerror(rc):
+    return _libraries()[0].bptt_strerror(rc).decode()
+
+
+# ---- arguments ---------------------------------------------------------------
+
+def _whole(name, value, least):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("bptt_msm: %s must be an int, not %s"
+                        % (name, type(value).__name__))
+    if value < least or value > _INT64_MAX // 4:
+        raise ValueError("bptt_msm: %s must be between %d and %d, not %d"
+                         % (name, least, _INT64_MAX // 4, value))
+    return value
+
+
+def memory_bytes(memory, length, hidden_bytes, internal_bytes):
+    """A budget as bytes.  memory: an int (bytes), or a string as `bptt plan
+    --memory` and `bptt run --memory` take it: "200" or "200slots" (a slot
+    is a hidden state), "5%" (of full BPTT's peak), "64MiB", "100000B".
+    A share and slots are rounded down to whole planner units."""
+    plan_lib, train_lib = _libraries()
+    length = _whole("length", length, 1)
+    hidden_bytes = _whole("hidden_bytes", hidden_bytes, 1)
+    internal_bytes = _whole("internal_bytes", internal_bytes, 1)
+    if internal_bytes < hidden_bytes:
+        raise ValueError("bptt_msm: internal_bytes (%d) must be at least "
+                         "hidden_bytes (%d)" % (internal_bytes, hidden_bytes))
+    if isinstance(memory, bool):
+        raise TypeError("bptt_msm: memory must be an int (bytes) or a string "
+                        "such as '5%', '200slots' or '64MiB', not a bool")
+    if isinstance(memory, int):
+        return _whole("memory (bytes)", memory, 0)
+    if not isinstance(memory, str):
+        raise TypeError("bptt_msm: memory must be an int (bytes) or a string "
+                        "such as '5%%', '200slots' or '64MiB', not %s"
+                        % type(memory).__name__)
+    try:
+        text = memory.encode("ascii")
+    except UnicodeEncodeError:
+        text = b"\xff"  # not a budget either way
+    if b"\0" in text:
+        text = b"\xff"
+    b = _Budget()
+    rc = train_lib.bptt_budget_parse(text, ctypes.byref(b))
+    if rc != _OK:
+        raise ValueError(
+            "bptt_msm: memory %r is not a budget%s: give bytes as an int "
+            "or with a unit ('64MiB', '100000B'), slots ('200' or "
+            "'200slots', a slot being a hidden state) or a share of full "
+            "BPTT's memory ('5%%')"
+            % (memory, " (out of range)" if rc == _ETOOBIG else ""))
+    u = _Units()
+    rc = plan_lib.bptt_units_from_bytes(ctypes.byref(u), hidden_bytes,
+                                        internal_bytes)
+    if rc != _OK:
+        raise PlanError("bptt_msm: sizes %d and %d bytes: %s"
+                        % (hidden_bytes, internal_bytes, _strerror(rc)))
+    out = ctypes.c_int64()
+    if b.kind == _BUDGET_BYTES:
+        rc = train_lib.bptt_budget_bytes(ctypes.byref(b), 0, hidden_bytes,
+                                         ctypes.byref(out))
+        return out.value if rc == _OK else _too_big(memory, rc)
+    full = plan_lib.bptt_full_peak(length, u.hidden_units, u.internal_units)
+    rc = train_lib.bptt_budget_units(ctypes.byref(b), u.hidden_units, full,
+                                     ctypes.byref(out))
+    if rc != _OK:
+        return _too_big(memory, rc)
+    if out.value > (_INT64_MAX // 4) // u.quantum:
+        return _too_big(memory, 6)
+    return out.value * u.quantum
+
+
+def _too_big(memory, rc):
+    raise ValueError("bptt_msm: memory %r cannot be used here (%s)"
+                     % (memory, _strerror(rc)))
+
+
+# ---- plans ----------------------------------------------------------------
+
+class Plan:
+    """One training iteration's plan, checked by the library's validator.
+
+    actions: a tuple of (op, step) pairs, op one of OPS (doc/design.md 2.1);
+    forward_ops (every advance, the first sweep included), recompute_ops,
+    backward_ops; memory_bytes (the budget), peak_bytes (the most bytes
+    stored at any moment, h(0) included); the sizes in bytes and in the
+    planner's units (quantum bytes each)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    @property
+    def alpha(self):
+        return self.internal_bytes / self.hidden_bytes
+
+    def __repr__(self):
+        return ("Plan(strategy=%r, length=%d, hidden_bytes=%d, "
+                "internal_bytes=%d, memory_bytes=%d, forward_ops=%d, "
+                "peak_bytes=%d, actions=%d)"
+                % (self.strategy, self.length, self.hidden_bytes,
+                   self.internal_bytes, self.memory_bytes, self.forward_ops,
+                   self.peak_bytes, len(self.actions)))
+
+
+def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
+         segment=None):
+    """The optimal plan of `strategy` for `length` steps whose hidden state
+    (what one step passes to the next) takes hidden_bytes and whose internal
+    state (what its backward op needs) internal_bytes, under `memory` (see
+    memory_bytes: an int of bytes, or "5%", "200slots", "64MiB").  segment:
+    Chen's segment length (chen only; default ceil(sqrt(length))).
+    Raises InfeasibleBudget naming the smallest feasible budget, PlanError,
+    TypeError or ValueError for bad arguments."""
+    plan_lib, _ = _libraries()
+    if not isinstance(strategy, str):
+        raise TypeError("bptt_msm: strategy must be a string (%s), not %s"
+                        % (", ".join(STRATEGIES), type(strategy).__name__))
+    if strategy not in STRATEGIES:
+        raise ValueError("bptt_msm: unknown strategy %r: give one of %s"
+                         % (strategy, ", ".join(STRATEGIES)))
+    budget = memory_bytes(memory, length, hidden_bytes, internal_bytes)
+    opts = None
+    if segment is not None:
+        if strategy != "chen":
+            raise ValueError("bptt_msm: segment is Chen's segment length; "
+                             "strategy %r takes none" % strategy)
+        opts = _Options(chen_segment=_whole("segment", segment, 1),
+                        threads=0, min_budget=0, reference=0)
+        if segment > length:
+            raise ValueError("bptt_msm: segment %d is longer than length %d"
+                             % (segment, length))
+    out = ctypes.POINTER(_Plan)()
+    st = _Stats()
+    least = ctypes.c_int64(-1)
+    rc = plan_lib.bptt_plan_make(strategy.encode(), length, hidden_bytes,
+                                 internal_bytes, budget,
+                                 ctypes.byref(opts) if opts else None,
+                                 ctypes.byref(out), ctypes.byref(st),
+                                 ctypes.byref(least))
+    if rc == _EINFEASIBLE:
+        need = least.value
+        raise InfeasibleBudget(
+            "bptt_msm: a budget of %d bytes is infeasible for %s at length %d "
+            "(hidden state %d bytes, internal state %d bytes); the smallest "
+            "feasible budget is %s"
+            % (budget, strategy, length, hidden_bytes, internal_bytes,
+               "%d bytes (%.6g slots)" % (need, need / hidden_bytes)
+               if need >= 0 else "unknown"), need)
+    if rc != _OK:
+        raise PlanError("bptt_msm: no %s plan for length %d, sizes %d and %d "
+                        "bytes, budget %d bytes: %s"
+                        % (strategy, length, hidden_bytes, internal_bytes,
+                           budget, _strerror(rc)))
+    try:
+        p = out.contents
+        q = hidden_bytes // p.hidden_units
+        acts = p.actions
+        actions = tuple((OPS[acts[k].op], acts[k].step)
+                        for k in range(p.n_actions))
+        full = plan_lib.bptt_full_peak(length, p.hidden_units,
+                                       p.internal_units)
+        return Plan(strategy=strategy, length=length,
+                    hidden_bytes=hidden_bytes, internal_bytes=internal_bytes,
+                    quantum=q, hidden_units=p.hidden_units,
+                    internal_units=p.internal_units, memory_bytes=budget,
+                    actions=actions, forward_ops=st.forward_ops,
+                    recompute_ops=st.recompute_ops,
+                    backward_ops=st.backward_ops,
+                    peak_bytes=st.peak_units * q,
+                    full_peak_bytes=full * q)
+    finally:
+        plan_lib.bptt_plan_free(out)

@@ -1,0 +1,2 @@
+"""Where make install put the libraries (generated)."""
+LIBDIR = '/usr/local/lib'

@@ -14,7 +14,8 @@
  * p, plan 0 included, in the order p = (j + r) mod n for j = 0..n-1: the
  * reference's iteration and p's, next to each other, the reference first
  * in even rounds and second in odd ones (cancelling what running first or
- * second does).  Each iteration is timed by timing.h's clocks (wall
+ * second does: wholly when the measured rounds are even in number, since
+ * any warmup + rounds consecutive rounds hold rounds / 2 of each parity).  Each iteration is timed by timing.h's clocks (wall
  * seconds).  For plan p the round gives one seconds sample (p's iteration)
  * and one ratio sample, p's seconds over the reference's in the same
  * pair.  Plan 0's pair is the reference against itself (an A/A pair): its

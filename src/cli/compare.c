@@ -74,7 +74,8 @@ static void usage(FILE *f)
         "                  as bptt run --memory takes them (64MiB, 5%,\n"
         "                  200slots); at most 16 items; strategies:\n"
         "                  @STRATEGIES@\n"
-        "  --rounds R      measured rounds, 1..100000 (default 21)\n"
+        "  --rounds R      measured rounds, 1..100000 (default 20: an even\n"
+        "                  count runs each order of a pair equally often)\n"
         "  --warmup W      rounds run first and discarded, 0..100000\n"
         "                  (default 1)\n"
         "  --cell C        @CELLS@ (default lstm)\n"
@@ -165,7 +166,7 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
     const char *seen[CLI_MAX_OPTIONS] = {NULL};
     run_model_defaults(&a->m);
     a->plans = "full:100%,msm:5%";
-    a->rounds = 21;
+    a->rounds = 20;
     a->warmup = 1;
     a->format = FORMAT_TEXT;
     *help = 0;

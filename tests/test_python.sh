@@ -4,12 +4,19 @@
 # Debian's python3-torch), PYTHON=... for another: the planner against
 # `bptt plan`, bptt_msm.torch.scan against the written-out loop
 # (tests/python/test_bptt_msm.py), and experiments/torch-scan -q.  Without
-# torch it fails, saying how to install it.
+# torch it fails, saying how to install it.  In a sanitizer build it is
+# skipped by name: python3 cannot load libraries built with ASan unless its
+# runtime is preloaded into the interpreter (and torch) too; the plain
+# build, which scripts/check runs as well, runs it.
 set -eu
 # -h, --help: the comment above, and nothing else done
 case ${1:-} in -h | --help) sed -n '2,/^set -eu/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 PY=${PYTHON:-/usr/bin/python3}
 : "${SRCDIR:?SRCDIR unset (run through make check)}" "${BPTT:?BPTT unset}"
+if [ "${BPTT_SANITIZERS:-no}" = yes ]; then
+    echo "SKIP: test_python: the libraries are built with ASan/UBSan, which $PY cannot load without preloading their runtime; the plain build runs this test"
+    exit 77
+fi
 if ! "$PY" -c 'import torch, numpy' 2>/dev/null; then
     echo "test_python: $PY cannot import torch and numpy: install them with 'apt-get install python3-torch python3-numpy' (scripts/setup does)" >&2
     exit 1

@@ -123,7 +123,8 @@ typedef struct {
     /* s_out's rows and state_out's, from state_in's and the product at
      * s_out + gates_at*B*H */
     void (*forward_rows)(const bptt_cell_ws *ws, const bptt_real *state_in,
-                         bptt_real *s_out, bptt_real *state_out, size_t r0, size_t r1);
+                         bptt_real *s_out, bptt_real *state_out,
+                         size_t r0, size_t r1);
     /* dgates' rows (B, G*H) and dstate_prev's blocks after dh, from s and
      * dstate ([dh, dc] for the LSTM) */
     void (*backward_rows)(const bptt_cell_ws *ws, const bptt_real *s,
@@ -156,8 +157,9 @@ int bptt_cell_check(const bptt_cell_type *cell);
 
 /* s_out (internal) and state_out (hidden) from x (B, X) and state_in. */
 void bptt_cell_forward(const bptt_cell_type *cell, const bptt_cell_ws *ws,
-                       const bptt_real *W, const bptt_real *b, const bptt_real *x,
-                       const bptt_real *state_in, bptt_real *s_out, bptt_real *state_out);
+                       const bptt_real *W, const bptt_real *b,
+                       const bptt_real *x, const bptt_real *state_in,
+                       bptt_real *s_out, bptt_real *state_out);
 /* Backward of one step.  dstate (hidden-state gradient w.r.t. the cell's
  * output state, e.g. [dh, dc]) is consumed; dstate_prev receives the
  * gradient w.r.t. state_in (it may be dstate); dx (may be NULL) receives
@@ -166,13 +168,15 @@ void bptt_cell_forward(const bptt_cell_type *cell, const bptt_cell_ws *ws,
  * dW += dgates^T xh, which the caller adds with bptt_cell_weight_grads. */
 void bptt_cell_backward(const bptt_cell_type *cell, const bptt_cell_ws *ws,
                         const bptt_real *W, double *db, const bptt_real *x,
-                        const bptt_real *s, const bptt_real *dstate, bptt_real *dstate_prev,
+                        const bptt_real *s, const bptt_real *dstate,
+                        bptt_real *dstate_prev,
                         bptt_real *dx, bptt_real *dgates, bptt_real *xh);
 /* h (B, H) of an internal state: a pointer into s, or h rebuilt into
  * scratch (B, H) (bit-identical to the forward op's) and scratch. */
 const bptt_real *bptt_cell_h_from_internal(const bptt_cell_type *cell,
-                                      const bptt_cell_ws *ws, const bptt_real *s,
-                                      bptt_real *scratch);
+                                           const bptt_cell_ws *ws,
+                                           const bptt_real *s,
+                                           bptt_real *scratch);
 /* The hidden state held inside an internal state (L4). */
 void bptt_cell_state_from_internal(const bptt_cell_type *cell,
                                    const bptt_cell_ws *ws, const bptt_real *s,
@@ -200,7 +204,8 @@ int bptt_cell_kernel_select(int on);
 
 /* C (M, N) = A (M, K) Bm (K, N) [+ C if beta], all row-major (lda, ldb,
  * ldc: row strides), with the kernel in use. */
-void bptt_cell_gemm(size_t M, size_t N, size_t K, const bptt_real *A, size_t lda,
+void bptt_cell_gemm(size_t M, size_t N, size_t K,
+                    const bptt_real *A, size_t lda,
                     const bptt_real *Bm, size_t ldb, bptt_real *C, size_t ldc,
                     int beta);
 
@@ -211,14 +216,15 @@ void bptt_cell_gemm(size_t M, size_t N, size_t K, const bptt_real *A, size_t lda
  * bptt_cell_pack_weights writes it from W (G*H, X+H); it must be redone
  * whenever W changes. */
 size_t bptt_cell_packed_len(size_t G, size_t X, size_t H);
-void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const bptt_real *W,
-                            bptt_real *wpack);
+void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G,
+                            const bptt_real *W, bptt_real *wpack);
 
 /* dW (GH, XH) += dgates^T xh over rows rows: dgates (rows, GH), xh (rows,
  * XH), where the rows of several steps' (B, .) blocks lie one after the
  * other.  One GEMM; for a fixed row count and thread count its result is
  * a pure function of its inputs. */
 void bptt_cell_weight_grads(size_t GH, size_t XH, size_t rows,
-                            const bptt_real *dgates, const bptt_real *xh, bptt_real *dW);
+                            const bptt_real *dgates, const bptt_real *xh,
+                            bptt_real *dW);
 
 #endif

@@ -79,25 +79,26 @@ typedef struct {
     size_t internal_len; /* reals in one internal state */
     /* working set (tracked as BPTT_MEM_WORKING) */
     bptt_cell_ws ws[BPTT_MAX_LAYERS];
-    bptt_real *scratch_xh, *scratch_dxh; /* (B, max(X, H) + H), shared by layers */
+    bptt_real *scratch_xh, *scratch_dxh; /* (B, max(X, H) + H), shared by
+                                            layers */
     bptt_real *logits;    /* (B, V) */
     bptt_real *state_tmp; /* (hidden_len) h of each layer rebuilt for this
-                        step, at the layer's offset in a hidden state */
+                             step, at the layer's offset in a hidden state */
     bptt_real *dx;        /* (B, H) */
     double *dbias;   /* bias gradients summed in double over an iteration:
                         layer l at dbias + l*G*H, the output's after them */
     /* weight-gradient blocks (working set), K = wgrad_steps */
     size_t wgrad_steps;
-    bptt_real *wgrad_dgates;     /* (L, K, B, G*H) */
-    bptt_real *wgrad_xh;         /* layer l at wgrad_xh_off[l]: (K, B, X_l + H) */
+    bptt_real *wgrad_dgates; /* (L, K, B, G*H) */
+    bptt_real *wgrad_xh;     /* layer l at wgrad_xh_off[l]: (K, B, X_l + H) */
     size_t wgrad_xh_off[BPTT_MAX_LAYERS];
     size_t wgrad_rows;      /* slots in use in the open block (0: none) */
     size_t wgrad_bytes;     /* bytes of the two workspaces */
     /* W_l^T packed for the forward op's kernel (working set), NULL where
      * cblas does the forward op (bptt_cell_packed_len) */
     bptt_real *wpack[BPTT_MAX_LAYERS];
-    bptt_real *wo_t;       /* Wo^T (H, V), for the output layer on the kernel,
-                         NULL with cblas */
+    bptt_real *wo_t; /* Wo^T (H, V), for the output layer on the kernel,
+                        NULL with cblas */
     size_t wpack_bytes; /* all of wpack and wo_t */
     double *row_loss; /* (B) each row's loss at a step, summed in row order
                          (working set) */
@@ -175,8 +176,8 @@ void bptt_model_state_from_internal(bptt_model *m, const bptt_real *s,
  * state on entry and w.r.t. the previous state on exit.  scale = 1/(B T).
  * Returns this step's summed (unscaled) cross-entropy. */
 double bptt_model_backward_step(bptt_model *m, size_t i, const bptt_real *x,
-                                const int32_t *y, const bptt_real *s, bptt_real *carry,
-                                bptt_real scale);
+                                const int32_t *y, const bptt_real *s,
+                                bptt_real *carry, bptt_real scale);
 
 /* GEMM floating-point operations of one step (2 per multiply-add):
  * the cell stack's forward op, its backward op, and the output layer's

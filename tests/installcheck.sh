@@ -14,7 +14,8 @@
 # `pkg-config --cflags --libs bpttplan` and the shared planner loaded from
 # python3 with ctypes give the plans the installed `bptt plan` prints; a C
 # program built with `pkg-config --cflags --libs bptt` makes a model; and
-# examples/lif.c, a user's own model, built the same way, passes its checks.
+# examples/lif.c, a user's own model, and examples/train.c, one of ours
+# under a budget, built the same way, pass their checks.
 # Exit 0, or 1 with the first failure on stderr.
 set -eu
 [ $# -eq 6 ] || { echo "usage: $0 PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR SRCDIR" >&2; exit 2; }
@@ -85,6 +86,11 @@ $CC -o "$tmp/use-train" "$srcdir/tests/install/use-train.c" \
 $CC -std=c11 -O2 -Wall -Wextra -Werror -o "$tmp/lif" "$srcdir/examples/lif.c" \
     $(pc --cflags --libs bptt) ||
     fail "cannot build examples/lif.c with pkg-config --cflags --libs bptt"
+# one of our cells trained through a session (examples/train.c), the same way
+# shellcheck disable=SC2046
+$CC -std=c11 -O2 -Wall -Wextra -Werror -o "$tmp/train" "$srcdir/examples/train.c" \
+    $(pc --cflags --libs bptt) ||
+    fail "cannot build examples/train.c with pkg-config --cflags --libs bptt"
 LD_LIBRARY_PATH=$libdir
 export LD_LIBRARY_PATH
 
@@ -129,4 +135,6 @@ set -- $("$tmp/use-train") || fail "use-train failed"
     fail "use-train: $* parameters (expected $((4 * 4 * (3 + 4) + 4 * 4 + 5 * 4 + 5)))"
 "$tmp/lif" > "$tmp/lif.out" || fail "examples/lif failed: $(tail -n 3 "$tmp/lif.out")"
 grep -q '^lif: ok: ' "$tmp/lif.out" || fail "examples/lif did not say ok"
-echo "installcheck: every file installed, each header compiling alone; $n plans equal from C, ctypes and bptt plan; a model made through bptt.pc; examples/lif trained under every plan"
+"$tmp/train" > "$tmp/train.out" || fail "examples/train failed: $(tail -n 3 "$tmp/train.out")"
+grep -q '^train: ok: ' "$tmp/train.out" || fail "examples/train did not say ok"
+echo "installcheck: every file installed, each header compiling alone; $n plans equal from C, ctypes and bptt plan; a model made through bptt.pc; examples/lif trained under every plan; examples/train under a budget"

@@ -4,7 +4,7 @@
 
 #include "bench-roof.h"
 #include "expt.h"
-#include "real.h"
+#include "real_impl.h"
 
 int bench_square_open(bench_square *s)
 {

@@ -52,6 +52,7 @@
 #endif
 
 #include "bench-onednn.h"
+#include "real_impl.h"
 #include "bench-roof.h"
 #include "blascore.h"
 #include "bptt.h"

@@ -6,12 +6,16 @@
 #
 # (each directory with DESTDIR in front when installed there).  Checks:
 # every file is there (the command, both libraries shared and static, the
-# headers, the pkg-config files, the man page); the planner's pkg-config
+# headers, the pkg-config files, the man page); the headers installed are
+# exactly the public ones, and each compiles alone, with warnings as
+# errors and pkg-config's cflags only, without <cblas.h> or any header that
+# is not installed; the planner's pkg-config
 # file asks for nothing but the library; a C program built with
 # `pkg-config --cflags --libs bpttplan` and the shared planner loaded from
 # python3 with ctypes give the plans the installed `bptt plan` prints; a C
 # program built with `pkg-config --cflags --libs bptt` makes a model; and
-# examples/lif.c, a user's own model, built the same way, passes its checks.
+# examples/lif.c, a user's own model, and examples/train.c, one of ours
+# under a budget, built the same way, pass their checks.
 # Exit 0, or 1 with the first failure on stderr.
 set -eu
 [ $# -eq 6 ] || { echo "usage: $0 PREFIX BINDIR LIBDIR INCLUDEDIR MANDIR SRCDIR" >&2; exit 2; }
@@ -30,6 +34,12 @@ for f in "$bindir/bptt" "$libdir/libbpttplan.so" "$libdir/libbpttplan.a" \
     [ -e "$f" ] || fail "$f was not installed"
 done
 
+# the installed headers: exactly those a library user calls (doc/api.md)
+public="bptt.h budget.h cell.h compare.h data.h exec.h finite.h mem.h model.h optim.h real.h session.h steps.h"
+got=$(cd "$includedir/bptt" && LC_ALL=C ls | tr '\n' ' ' | sed 's/ $//')
+[ "$got" = "$public" ] ||
+    fail "installed headers: '$got', expected '$public'"
+
 # pkg-config on the installed .pc files (their prefix moved to where they
 # are, for a DESTDIR install)
 pc() {
@@ -42,6 +52,24 @@ for w in $libs; do
     -L*|-lbpttplan) ;;
     *) fail "pkg-config --libs bpttplan asks for '$w' (only the library was expected: $libs)" ;;
     esac
+done
+
+# each installed header on its own, as the first and only include of a
+# file: it must bring everything it needs (a header it includes that was
+# not installed is not found) and nothing from OpenBLAS (the dependencies
+# -M lists name no cblas.h or openblas)
+for h in $public; do
+    printf '#include <bptt/%s>\n' "$h" > "$tmp/alone.c"
+    # shellcheck disable=SC2046
+    $CC -std=c11 -Wall -Wextra -Werror -c -o "$tmp/alone.o" "$tmp/alone.c" \
+        $(pc --cflags bptt) ||
+        fail "<bptt/$h> does not compile on its own with pkg-config --cflags bptt"
+    # shellcheck disable=SC2046
+    $CC -std=c11 -M "$tmp/alone.c" $(pc --cflags bptt) > "$tmp/alone.d" ||
+        fail "cannot list what <bptt/$h> includes"
+    if grep -qi 'cblas\|openblas' "$tmp/alone.d"; then
+        fail "<bptt/$h> includes OpenBLAS's headers: $(tr -s ' \\\n' ' ' < "$tmp/alone.d")"
+    fi
 done
 
 # shellcheck disable=SC2046 # pkg-config's words
@@ -58,6 +86,11 @@ $CC -o "$tmp/use-train" "$srcdir/tests/install/use-train.c" \
 $CC -std=c11 -O2 -Wall -Wextra -Werror -o "$tmp/lif" "$srcdir/examples/lif.c" \
     $(pc --cflags --libs bptt) ||
     fail "cannot build examples/lif.c with pkg-config --cflags --libs bptt"
+# one of our cells trained through a session (examples/train.c), the same way
+# shellcheck disable=SC2046
+$CC -std=c11 -O2 -Wall -Wextra -Werror -o "$tmp/train" "$srcdir/examples/train.c" \
+    $(pc --cflags --libs bptt) ||
+    fail "cannot build examples/train.c with pkg-config --cflags --libs bptt"
 LD_LIBRARY_PATH=$libdir
 export LD_LIBRARY_PATH
 
@@ -102,4 +135,6 @@ set -- $("$tmp/use-train") || fail "use-train failed"
     fail "use-train: $* parameters (expected $((4 * 4 * (3 + 4) + 4 * 4 + 5 * 4 + 5)))"
 "$tmp/lif" > "$tmp/lif.out" || fail "examples/lif failed: $(tail -n 3 "$tmp/lif.out")"
 grep -q '^lif: ok: ' "$tmp/lif.out" || fail "examples/lif did not say ok"
-echo "installcheck: every file installed; $n plans equal from C, ctypes and bptt plan; a model made through bptt.pc; examples/lif trained under every plan"
+"$tmp/train" > "$tmp/train.out" || fail "examples/train failed: $(tail -n 3 "$tmp/train.out")"
+grep -q '^train: ok: ' "$tmp/train.out" || fail "examples/train did not say ok"
+echo "installcheck: every file installed, each header compiling alone; $n plans equal from C, ctypes and bptt plan; a model made through bptt.pc; examples/lif trained under every plan; examples/train under a budget"

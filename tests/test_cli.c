@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "real_impl.h"
 #include "lines.h"
 
 #include "blascore.h"

@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "real_impl.h"
 #include "data.h"
 #include "mem.h"
 #include "blascore.h"

@@ -36,6 +36,7 @@
 #include <omp.h>
 #endif
 
+#include "real_impl.h"
 #include "bptt.h"
 #include "data.h"
 #include "exec.h"

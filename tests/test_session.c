@@ -25,6 +25,7 @@
 #include <omp.h>
 #endif
 
+#include "real_impl.h"
 #include "bptt.h"
 #include "optim.h"
 #include "session.h"

@@ -45,10 +45,10 @@
 
 typedef struct {
     size_t B, X, H;
-    real *xh;     /* scratch of the forward op on cblas (B, X+H), and
+    bptt_real *xh;     /* scratch of the forward op on cblas (B, X+H), and
                      the cell's own during a backward op (L7) */
-    real *dxh;    /* scratch of the backward op (B, X+H) */
-    const real *wpack; /* W packed by bptt_cell_pack_weights from the W
+    bptt_real *dxh;    /* scratch of the backward op (B, X+H) */
+    const bptt_real *wpack; /* W packed by bptt_cell_pack_weights from the W
                           the ops are given, or NULL: cblas on W */
 } bptt_cell_ws;
 
@@ -122,28 +122,29 @@ typedef struct {
     size_t rest_at;       /* the hidden state's blocks after h, in s (L4) */
     /* s_out's rows and state_out's, from state_in's and the product at
      * s_out + gates_at*B*H */
-    void (*forward_rows)(const bptt_cell_ws *ws, const real *state_in,
-                         real *s_out, real *state_out, size_t r0, size_t r1);
+    void (*forward_rows)(const bptt_cell_ws *ws, const bptt_real *state_in,
+                         bptt_real *s_out, bptt_real *state_out,
+                         size_t r0, size_t r1);
     /* dgates' rows (B, G*H) and dstate_prev's blocks after dh, from s and
      * dstate ([dh, dc] for the LSTM) */
-    void (*backward_rows)(const bptt_cell_ws *ws, const real *s,
-                          const real *dstate, real *dstate_prev,
-                          real *dgates, size_t r0, size_t r1);
+    void (*backward_rows)(const bptt_cell_ws *ws, const bptt_real *s,
+                          const bptt_real *dstate, bptt_real *dstate_prev,
+                          bptt_real *dgates, size_t r0, size_t r1);
     /* after the products (the GRU's dh z, kept in ws->xh, added to
      * dh_prev), or NULL */
-    void (*backward_post_rows)(const bptt_cell_ws *ws, real *dstate_prev,
+    void (*backward_post_rows)(const bptt_cell_ws *ws, bptt_real *dstate_prev,
                                size_t r0, size_t r1);
     /* rows of h (L8) */
-    const real *(*h_rows)(const bptt_cell_ws *ws, const real *s,
-                          real *scratch, size_t r0, size_t r1);
+    const bptt_real *(*h_rows)(const bptt_cell_ws *ws, const bptt_real *s,
+                          bptt_real *scratch, size_t r0, size_t r1);
     /* Adjusts a layer's freshly drawn W (G*H, X+H) and b (G*H), or NULL
      * (RNN): LSTM forget-gate biases start at 1; the GRU zeroes its zero
      * blocks. */
-    void (*init_layer)(size_t X, size_t H, real *W, real *b);
+    void (*init_layer)(size_t X, size_t H, bptt_real *W, bptt_real *b);
     /* Zeroes the entries of W (G*H, X+H), or of its gradient, that the
      * cell keeps at exactly zero; NULL where every entry is free (RNN,
      * LSTM). */
-    void (*zero_fixed)(size_t X, size_t H, real *W);
+    void (*zero_fixed)(size_t X, size_t H, bptt_real *W);
 } bptt_cell_type;
 
 /* BPTT_OK when the table keeps the layout rules marked [checked] above,
@@ -156,8 +157,9 @@ int bptt_cell_check(const bptt_cell_type *cell);
 
 /* s_out (internal) and state_out (hidden) from x (B, X) and state_in. */
 void bptt_cell_forward(const bptt_cell_type *cell, const bptt_cell_ws *ws,
-                       const real *W, const real *b, const real *x,
-                       const real *state_in, real *s_out, real *state_out);
+                       const bptt_real *W, const bptt_real *b,
+                       const bptt_real *x, const bptt_real *state_in,
+                       bptt_real *s_out, bptt_real *state_out);
 /* Backward of one step.  dstate (hidden-state gradient w.r.t. the cell's
  * output state, e.g. [dh, dc]) is consumed; dstate_prev receives the
  * gradient w.r.t. state_in (it may be dstate); dx (may be NULL) receives
@@ -165,18 +167,20 @@ void bptt_cell_forward(const bptt_cell_type *cell, const bptt_cell_ws *ws,
  * G*H) and xh (B, X+H) receive this step's share of the weight gradient,
  * dW += dgates^T xh, which the caller adds with bptt_cell_weight_grads. */
 void bptt_cell_backward(const bptt_cell_type *cell, const bptt_cell_ws *ws,
-                        const real *W, double *db, const real *x,
-                        const real *s, const real *dstate, real *dstate_prev,
-                        real *dx, real *dgates, real *xh);
+                        const bptt_real *W, double *db, const bptt_real *x,
+                        const bptt_real *s, const bptt_real *dstate,
+                        bptt_real *dstate_prev,
+                        bptt_real *dx, bptt_real *dgates, bptt_real *xh);
 /* h (B, H) of an internal state: a pointer into s, or h rebuilt into
  * scratch (B, H) (bit-identical to the forward op's) and scratch. */
-const real *bptt_cell_h_from_internal(const bptt_cell_type *cell,
-                                      const bptt_cell_ws *ws, const real *s,
-                                      real *scratch);
+const bptt_real *bptt_cell_h_from_internal(const bptt_cell_type *cell,
+                                           const bptt_cell_ws *ws,
+                                           const bptt_real *s,
+                                           bptt_real *scratch);
 /* The hidden state held inside an internal state (L4). */
 void bptt_cell_state_from_internal(const bptt_cell_type *cell,
-                                   const bptt_cell_ws *ws, const real *s,
-                                   real *state);
+                                   const bptt_cell_ws *ws, const bptt_real *s,
+                                   bptt_real *state);
 
 extern const bptt_cell_type bptt_cell_rnn;
 extern const bptt_cell_type bptt_cell_lstm;
@@ -200,8 +204,9 @@ int bptt_cell_kernel_select(int on);
 
 /* C (M, N) = A (M, K) Bm (K, N) [+ C if beta], all row-major (lda, ldb,
  * ldc: row strides), with the kernel in use. */
-void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
-                    const real *Bm, size_t ldb, real *C, size_t ldc,
+void bptt_cell_gemm(size_t M, size_t N, size_t K,
+                    const bptt_real *A, size_t lda,
+                    const bptt_real *Bm, size_t ldb, bptt_real *C, size_t ldc,
                     int beta);
 
 /* Reals of W packed for the kernel, for a cell with G gates, input X and
@@ -211,14 +216,15 @@ void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
  * bptt_cell_pack_weights writes it from W (G*H, X+H); it must be redone
  * whenever W changes. */
 size_t bptt_cell_packed_len(size_t G, size_t X, size_t H);
-void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
-                            real *wpack);
+void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G,
+                            const bptt_real *W, bptt_real *wpack);
 
 /* dW (GH, XH) += dgates^T xh over rows rows: dgates (rows, GH), xh (rows,
  * XH), where the rows of several steps' (B, .) blocks lie one after the
  * other.  One GEMM; for a fixed row count and thread count its result is
  * a pure function of its inputs. */
 void bptt_cell_weight_grads(size_t GH, size_t XH, size_t rows,
-                            const real *dgates, const real *xh, real *dW);
+                            const bptt_real *dgates, const bptt_real *xh,
+                            bptt_real *dW);
 
 #endif

@@ -36,7 +36,7 @@
 
 typedef struct {
     size_t T, B, X;
-    real *x;    /* (T, B, X) */
+    bptt_real *x;    /* (T, B, X) */
     int32_t *y; /* (T, B) */
 } bptt_batch;
 
@@ -47,7 +47,7 @@ typedef struct bptt_task bptt_task;
  * T < 2, X does not suit the task (see bptt_task_alloc), or out or mem is
  * NULL; BPTT_EFILE: FILE unreadable; BPTT_ESHORT: FILE shorter than T + 1
  * bytes or empty; BPTT_ENOMEM; BPTT_ETOOBIG: a buffer size, T * B * X *
- * sizeof(real), overflows size_t. */
+ * sizeof(bptt_real), overflows size_t. */
 
 /* spec: "copy", "adding" or "text:FILE".  input_width: X wanted; 0 picks
  * the task's natural width (copy: 16; adding: 2; text: vocabulary size);

@@ -18,6 +18,6 @@
  * dir, which must not exist or be empty: all files or none.  0, or an
  * errno value (ENAMETOOLONG for a path too long). */
 int bptt_dump_write(const char *dir, const bptt_model *m,
-                    const bptt_batch *batch, const real *params);
+                    const bptt_batch *batch, const bptt_real *params);
 
 #endif

@@ -34,12 +34,12 @@ typedef struct {
 int bptt_finite_value(double v);
 
 /* Index of the first value of a[0..n) that is not finite; n if none. */
-size_t bptt_finite_first(const real *a, size_t n);
+size_t bptt_finite_first(const bptt_real *a, size_t n);
 
 /* Scans arena (m->params or m->grads: n_params reals, laid out by m's
  * tensor table).  BPTT_OK, or the kind of the first value that is
  * not finite, with *where filled (where may be NULL). */
-int bptt_finite_scan(const bptt_model *m, const real *arena,
+int bptt_finite_scan(const bptt_model *m, const bptt_real *arena,
                      bptt_nonfinite *where);
 
 

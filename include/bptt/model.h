@@ -71,33 +71,34 @@ typedef struct {
     const bptt_cell_type *cell;
     size_t L, B, X, H, V;
     size_t n_params;
-    real *params; /* (n_params) */
-    real *grads;  /* (n_params) */
+    bptt_real *params; /* (n_params) */
+    bptt_real *grads;  /* (n_params) */
     size_t n_tensors;
     bptt_tensor tensor[BPTT_MAX_TENSORS];
     size_t hidden_len;   /* reals in one hidden state */
     size_t internal_len; /* reals in one internal state */
     /* working set (tracked as BPTT_MEM_WORKING) */
     bptt_cell_ws ws[BPTT_MAX_LAYERS];
-    real *scratch_xh, *scratch_dxh; /* (B, max(X, H) + H), shared by layers */
-    real *logits;    /* (B, V) */
-    real *state_tmp; /* (hidden_len) h of each layer rebuilt for this
-                        step, at the layer's offset in a hidden state */
-    real *dx;        /* (B, H) */
+    bptt_real *scratch_xh, *scratch_dxh; /* (B, max(X, H) + H), shared by
+                                            layers */
+    bptt_real *logits;    /* (B, V) */
+    bptt_real *state_tmp; /* (hidden_len) h of each layer rebuilt for this
+                             step, at the layer's offset in a hidden state */
+    bptt_real *dx;        /* (B, H) */
     double *dbias;   /* bias gradients summed in double over an iteration:
                         layer l at dbias + l*G*H, the output's after them */
     /* weight-gradient blocks (working set), K = wgrad_steps */
     size_t wgrad_steps;
-    real *wgrad_dgates;     /* (L, K, B, G*H) */
-    real *wgrad_xh;         /* layer l at wgrad_xh_off[l]: (K, B, X_l + H) */
+    bptt_real *wgrad_dgates; /* (L, K, B, G*H) */
+    bptt_real *wgrad_xh;     /* layer l at wgrad_xh_off[l]: (K, B, X_l + H) */
     size_t wgrad_xh_off[BPTT_MAX_LAYERS];
     size_t wgrad_rows;      /* slots in use in the open block (0: none) */
     size_t wgrad_bytes;     /* bytes of the two workspaces */
     /* W_l^T packed for the forward op's kernel (working set), NULL where
      * cblas does the forward op (bptt_cell_packed_len) */
-    real *wpack[BPTT_MAX_LAYERS];
-    real *wo_t;       /* Wo^T (H, V), for the output layer on the kernel,
-                         NULL with cblas */
+    bptt_real *wpack[BPTT_MAX_LAYERS];
+    bptt_real *wo_t; /* Wo^T (H, V), for the output layer on the kernel,
+                        NULL with cblas */
     size_t wpack_bytes; /* all of wpack and wo_t */
     double *row_loss; /* (B) each row's loss at a step, summed in row order
                          (working set) */
@@ -162,21 +163,21 @@ void bptt_model_zero_grads(bptt_model *m);
 void bptt_model_finish_grads(bptt_model *m);
 
 /* One forward op of the cell stack (no output layer). */
-void bptt_model_forward_step(bptt_model *m, const real *x,
-                             const real *state_in, real *s_out,
-                             real *state_out);
+void bptt_model_forward_step(bptt_model *m, const bptt_real *x,
+                             const bptt_real *state_in, bptt_real *s_out,
+                             bptt_real *state_out);
 /* The hidden state held inside an internal state. */
-void bptt_model_state_from_internal(bptt_model *m, const real *s,
-                                    real *state);
+void bptt_model_state_from_internal(bptt_model *m, const bptt_real *s,
+                                    bptt_real *state);
 /* Backward op of step i (>= 1): output layer and loss at this step, then
  * the cell stack.  An iteration's backward ops must run in the order T,
  * T-1, ..., 1 (the weight gradients of a block are added at its lowest
  * step).  carry (hidden_len) holds the gradient w.r.t. this step's output
  * state on entry and w.r.t. the previous state on exit.  scale = 1/(B T).
  * Returns this step's summed (unscaled) cross-entropy. */
-double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
-                                const int32_t *y, const real *s, real *carry,
-                                real scale);
+double bptt_model_backward_step(bptt_model *m, size_t i, const bptt_real *x,
+                                const int32_t *y, const bptt_real *s,
+                                bptt_real *carry, bptt_real scale);
 
 /* GEMM floating-point operations of one step (2 per multiply-add):
  * the cell stack's forward op, its backward op, and the output layer's

@@ -1,26 +1,17 @@
-/* real.h: the floating-point type of cells, model, data and executor.
- * float32 by default; -DBPTT_DOUBLE builds the same code in double (the
- * finite-difference gradient test uses that build). */
+/* real.h: bptt_real, the floating-point type of cells, model, data and
+ * executor: float by default; a build with -DBPTT_DOUBLE makes it double
+ * (the finite-difference gradient test uses that build).  The installed
+ * libraries are built with float: a program that uses them must not
+ * define BPTT_DOUBLE.  BPTT_REAL_NAME names the type as NumPy does. */
 #ifndef BPTT_REAL_H
 #define BPTT_REAL_H
 
-#include <cblas.h>
-#include <math.h>
-
 #ifdef BPTT_DOUBLE
-typedef double real;
-#define REAL_GEMM cblas_dgemm
-#define REAL_EXP exp
-#define REAL_TANH tanh
-#define REAL_LOG log
-#define REAL_NAME "float64"
+typedef double bptt_real;
+#define BPTT_REAL_NAME "float64"
 #else
-typedef float real;
-#define REAL_GEMM cblas_sgemm
-#define REAL_EXP expf
-#define REAL_TANH tanhf
-#define REAL_LOG logf
-#define REAL_NAME "float32"
+typedef float bptt_real;
+#define BPTT_REAL_NAME "float32"
 #endif
 
 #endif

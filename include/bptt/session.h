@@ -82,7 +82,7 @@ const bptt_batch *bptt_session_batch(const bptt_session *s);
 size_t bptt_session_input(const bptt_session *s);   /* X */
 size_t bptt_session_classes(const bptt_session *s); /* V */
 /* The parameters before the latest update (keep_last_params), else NULL. */
-const real *bptt_session_last_params(const bptt_session *s);
+const bptt_real *bptt_session_last_params(const bptt_session *s);
 
 /* Loads batch k (0, 1, ...; same k, same batch) as the session's batch
  * (bptt_session_batch), as bptt_session_gradients does first: for callers

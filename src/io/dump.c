@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "real_impl.h"
 #include "dump.h"
 #include "npy.h"
 

@@ -1,6 +1,6 @@
 /* runrec.c: the record of a run (runrec.h). */
 #include "io/runrec.h"
-#include "real.h"
+#include "real_impl.h"
 
 void bptt_run_fields(const bptt_run_report *r, bptt_fields *f)
 {

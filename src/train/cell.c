@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "real_impl.h"
 #include "bptt.h"
 #include "cell.h"
 #include "fastmath.h"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "real_impl.h"
 #include "compare.h"
 #include "mem.h"
 #include "model.h"

@@ -27,6 +27,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "real_impl.h"
 #include "data.h"
 
 enum task_kind { TASK_COPY, TASK_ADDING, TASK_TEXT };

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "real.h"
+#include "real_impl.h"
 
 #ifdef BPTT_DOUBLE
 

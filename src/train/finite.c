@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "real_impl.h"
 #include "finite.h"
 
 int bptt_finite_value(double v)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "real_impl.h"
 #include "cell.h"
 #include "gemm.h"
 

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "real_impl.h"
 #include "cell.h"
 #include "real.h"
 

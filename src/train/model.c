@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "real_impl.h"
 #include "bptt.h"
 #include "fastmath.h"
 #include "model.h"
@@ -40,6 +41,69 @@ static int sizes_ok(size_t L, size_t B, size_t X, size_t H, size_t V)
            (X + H) * 4 * H < ((size_t)1 << 40) && B * 8 * H < ((size_t)1 << 40);
 }
 
+/* Every block a model of these sizes holds, in elements: the one place
+ * its sizes are written.  The allocation takes exactly these blocks (after
+ * sizes_ok, every count is a whole number below 2^53, exact in a double,
+ * and fits a size_t) and the byte counts of model.h add them up (in
+ * doubles, so that sizes past memory do not overflow).  reals unless said
+ * otherwise; the weight-gradient blocks at K steps. */
+typedef struct {
+    double params;         /* the tensor table: each of params and grads */
+    double dbias;          /* doubles: the bias gradient sums */
+    double scratch;        /* each of scratch_xh and scratch_dxh */
+    double logits, state_tmp, dx;
+    double row_loss;       /* doubles */
+    double hidden, internal; /* one hidden and one internal state */
+    double wgrad_dgates;   /* all layers' */
+    double wgrad_xh_off[BPTT_MAX_LAYERS], wgrad_xh; /* layer l's at its
+                                                        offset; all layers' */
+    double wpack[BPTT_MAX_LAYERS]; /* 0 where cblas does the forward op */
+    double wo_t;           /* 0 without the kernel */
+} model_layout;
+
+/* With m (when it is being made, after sizes_ok), the tensor table too. */
+static void layout_of(const bptt_cell_type *cell, size_t L, size_t B,
+                      size_t X, size_t H, size_t V, size_t K,
+                      model_layout *z, bptt_model *m)
+{
+    const double b = (double)B, h = (double)H, v = (double)V;
+    const double gh = (double)cell->gates * h, k = (double)K;
+    char name[sizeof m->tensor[0].name];
+    memset(z, 0, sizeof *z);
+    for (size_t l = 0; l < L; l++) {
+        const size_t in = l == 0 ? X : H;
+        z->params += gh * ((double)in + h) + gh; /* W_l, b_l */
+        if (m) {
+            snprintf(name, sizeof name, "W%zu", l);
+            add_tensor(m, name, 2, cell->gates * H, in + H);
+            snprintf(name, sizeof name, "b%zu", l);
+            add_tensor(m, name, 1, cell->gates * H, 1);
+        }
+        z->wgrad_xh_off[l] = z->wgrad_xh;
+        z->wgrad_xh += k * b * ((double)in + h);
+        if (gh * ((double)in + h) < 1e15) /* no overflow in size_t */
+            z->wpack[l] = (double)bptt_cell_packed_len(cell->gates, in, H);
+        else if (bptt_gemm_kernel_on()) /* past any memory: unpadded */
+            z->wpack[l] = 2 * gh * ((double)in + h);
+    }
+    z->params += v * h + v; /* Wo (V, H), bo (V) */
+    if (m) {
+        add_tensor(m, "Wo", 2, V, H);
+        add_tensor(m, "bo", 1, V, 1);
+    }
+    z->dbias = (double)L * gh + v;
+    z->scratch = b * ((double)(X > H ? X : H) + h);
+    z->logits = b * v;
+    z->hidden = (double)L * (double)cell->hidden_vecs * b * h;
+    z->internal = (double)L * (double)cell->internal_vecs * b * h;
+    z->state_tmp = z->hidden;
+    z->dx = b * h;
+    z->row_loss = b;
+    z->wgrad_dgates = (double)L * k * b * gh;
+    if (z->wpack[0] > 0) /* the kernel is in use: Wo^T for the output */
+        z->wo_t = h * v;
+}
+
 int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
                      size_t B, size_t X, size_t H, size_t V,
                      unsigned long seed, bptt_mem *mem)
@@ -58,31 +122,24 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     m->H = H;
     m->V = V;
     m->mem = mem;
-    const size_t G = cell->gates;
-    char name[sizeof m->tensor[0].name];
-    for (size_t l = 0; l < L; l++) {
-        snprintf(name, sizeof name, "W%zu", l);
-        add_tensor(m, name, 2, G * H, layer_input(m, l) + H);
-        snprintf(name, sizeof name, "b%zu", l);
-        add_tensor(m, name, 1, G * H, 1);
-    }
-    add_tensor(m, "Wo", 2, V, H);
-    add_tensor(m, "bo", 1, V, 1);
-    m->hidden_len = L * cell->hidden_vecs * B * H;
-    m->internal_len = L * cell->internal_vecs * B * H;
+    model_layout z;
+    layout_of(cell, L, B, X, H, V, BPTT_WGRAD_STEPS, &z, m);
+    m->hidden_len = (size_t)z.hidden;
+    m->internal_len = (size_t)z.internal;
 
-    const size_t XH = (X > H ? X : H) + H;
-    const size_t rb = sizeof(real);
+    const size_t rb = sizeof(real), db = sizeof(double);
     m->params = bptt_mem_get(mem, BPTT_MEM_PARAMS, m->n_params * rb);
     m->grads = bptt_mem_get(mem, BPTT_MEM_GRADS, m->n_params * rb);
-    m->scratch_xh = bptt_mem_get(mem, BPTT_MEM_WORKING, B * XH * rb);
-    m->scratch_dxh = bptt_mem_get(mem, BPTT_MEM_WORKING, B * XH * rb);
-    m->logits = bptt_mem_get(mem, BPTT_MEM_WORKING, B * V * rb);
-    m->state_tmp = bptt_mem_get(mem, BPTT_MEM_WORKING, m->hidden_len * rb);
-    m->dx = bptt_mem_get(mem, BPTT_MEM_WORKING, B * H * rb);
-    m->row_loss = bptt_mem_get(mem, BPTT_MEM_WORKING, B * sizeof(double));
-    m->dbias = bptt_mem_get(mem, BPTT_MEM_GRADS,
-                            (L * G * H + V) * sizeof(double));
+    m->scratch_xh = bptt_mem_get(mem, BPTT_MEM_WORKING, (size_t)z.scratch * rb);
+    m->scratch_dxh = bptt_mem_get(mem, BPTT_MEM_WORKING,
+                                  (size_t)z.scratch * rb);
+    m->logits = bptt_mem_get(mem, BPTT_MEM_WORKING, (size_t)z.logits * rb);
+    m->state_tmp = bptt_mem_get(mem, BPTT_MEM_WORKING,
+                                (size_t)z.state_tmp * rb);
+    m->dx = bptt_mem_get(mem, BPTT_MEM_WORKING, (size_t)z.dx * rb);
+    m->row_loss = bptt_mem_get(mem, BPTT_MEM_WORKING,
+                               (size_t)z.row_loss * db);
+    m->dbias = bptt_mem_get(mem, BPTT_MEM_GRADS, (size_t)z.dbias * db);
     if (!m->params || !m->grads || !m->scratch_xh || !m->scratch_dxh ||
         !m->logits || !m->state_tmp || !m->dx || !m->row_loss || !m->dbias ||
         bptt_model_set_wgrad_steps(m, BPTT_WGRAD_STEPS) != BPTT_OK) {
@@ -92,7 +149,7 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     for (size_t l = 0; l < L; l++) {
         m->ws[l] = (bptt_cell_ws){B, layer_input(m, l), H, m->scratch_xh,
                                   m->scratch_dxh, NULL};
-        const size_t len = bptt_cell_packed_len(G, layer_input(m, l), H);
+        const size_t len = (size_t)z.wpack[l];
         if (len) {
             m->wpack[l] = bptt_mem_get(mem, BPTT_MEM_WORKING, len * rb);
             if (!m->wpack[l]) {
@@ -103,13 +160,13 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
             m->wpack_bytes += len * rb;
         }
     }
-    if (m->wpack[0]) { /* the kernel is in use: Wo^T for the output layer */
-        m->wo_t = bptt_mem_get(mem, BPTT_MEM_WORKING, H * V * rb);
+    if (z.wo_t > 0) { /* the kernel is in use: Wo^T for the output layer */
+        m->wo_t = bptt_mem_get(mem, BPTT_MEM_WORKING, (size_t)z.wo_t * rb);
         if (!m->wo_t) {
             bptt_model_free(m);
             return BPTT_ENOMEM;
         }
-        m->wpack_bytes += H * V * rb;
+        m->wpack_bytes += (size_t)z.wo_t * rb;
     }
 
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -136,67 +193,50 @@ void bptt_model_state_bytes(const bptt_cell_type *cell, size_t L, size_t B,
                             size_t H, double *hidden_bytes,
                             double *internal_bytes)
 {
-    const double n = (double)sizeof(real) * (double)L * (double)B * (double)H;
-    *hidden_bytes = n * (double)cell->hidden_vecs;
-    *internal_bytes = n * (double)cell->internal_vecs;
+    model_layout z;
+    layout_of(cell, L, B, 1, H, 1, 1, &z, NULL);
+    *hidden_bytes = (double)sizeof(real) * z.hidden;
+    *internal_bytes = (double)sizeof(real) * z.internal;
 }
 
 double bptt_model_param_reals(const bptt_cell_type *cell, size_t L, size_t X,
                               size_t H, size_t V)
 {
-    const double gh = (double)cell->gates * (double)H, h = (double)H;
-    double n = 0;
-    for (size_t l = 0; l < L; l++) /* W_l (G H, X_l + H) and b_l (G H) */
-        n += gh * ((double)(l == 0 ? X : H) + h) + gh;
-    return n + (double)V * h + (double)V; /* Wo (V, H) and bo (V) */
+    model_layout z;
+    layout_of(cell, L, 1, X, H, V, 1, &z, NULL);
+    return z.params;
 }
 
 double bptt_model_grad_bytes(const bptt_cell_type *cell, size_t L, size_t X,
                              size_t H, size_t V)
 {
-    const double biases = (double)L * (double)cell->gates * (double)H +
-                          (double)V; /* dbias: model.h */
-    return (double)sizeof(real) * bptt_model_param_reals(cell, L, X, H, V) +
-           (double)sizeof(double) * biases;
+    model_layout z;
+    layout_of(cell, L, 1, X, H, V, 1, &z, NULL);
+    return (double)sizeof(real) * z.params + (double)sizeof(double) * z.dbias;
 }
 
 double bptt_model_working_bytes(const bptt_cell_type *cell, size_t L,
                                 size_t B, size_t X, size_t H, size_t V)
 {
-    const double rb = (double)sizeof(real), b = (double)B, h = (double)H;
-    const double gh = (double)cell->gates * h, K = BPTT_WGRAD_STEPS;
-    const double xh = (double)(X > H ? X : H) + h;
-    double w = 2 * b * xh                                   /* scratch */
-               + b * (double)V                              /* logits */
-               + (double)L * (double)cell->hidden_vecs * b * h /* state */
-               + b * h                                      /* dx */
-               + b * (double)sizeof(double) / rb;           /* row_loss */
-    if (bptt_gemm_kernel_on()) /* Wo^T for the output layer */
-        w += h * (double)V;
-    for (size_t l = 0; l < L; l++) {
-        const size_t in = l == 0 ? X : H;
-        w += K * b * (gh + (double)in + h); /* weight-gradient blocks */
-        if (gh * ((double)in + h) < 1e15) /* no overflow in size_t */
-            w += (double)bptt_cell_packed_len(cell->gates, in, H);
-        else /* past any memory: the unpadded size will do */
-            w += 2 * gh * ((double)in + h);
-    }
-    return w * rb;
+    model_layout z;
+    layout_of(cell, L, B, X, H, V, BPTT_WGRAD_STEPS, &z, NULL);
+    double w = 2 * z.scratch + z.logits + z.state_tmp + z.dx +
+               z.wgrad_dgates + z.wgrad_xh + z.wo_t;
+    for (size_t l = 0; l < L; l++)
+        w += z.wpack[l];
+    return (double)sizeof(real) * w + (double)sizeof(double) * z.row_loss;
 }
 
 int bptt_model_set_wgrad_steps(bptt_model *m, size_t K)
 {
-    const size_t L = m->L, B = m->B, H = m->H, GH = m->cell->gates * H;
     if (K < 1 || K > BPTT_WGRAD_STEPS_MAX)
         return BPTT_EINVAL;
     if (K == m->wgrad_steps)
         return BPTT_OK;
-    size_t off[BPTT_MAX_LAYERS], xh = 0; /* reals of all layers' xh blocks */
-    for (size_t l = 0; l < L; l++) {
-        off[l] = xh;
-        xh += K * B * (layer_input(m, l) + H);
-    }
-    const size_t rb = sizeof(real), dg = L * K * B * GH;
+    model_layout z;
+    layout_of(m->cell, m->L, m->B, m->X, m->H, m->V, K, &z, NULL);
+    const size_t rb = sizeof(real), dg = (size_t)z.wgrad_dgates,
+                 xh = (size_t)z.wgrad_xh;
     real *new_dg = bptt_mem_get(m->mem, BPTT_MEM_WORKING, dg * rb);
     real *new_xh = new_dg ? bptt_mem_get(m->mem, BPTT_MEM_WORKING, xh * rb)
                           : NULL;
@@ -208,7 +248,8 @@ int bptt_model_set_wgrad_steps(bptt_model *m, size_t K)
     bptt_mem_put(m->mem, m->wgrad_xh);
     m->wgrad_dgates = new_dg;
     m->wgrad_xh = new_xh;
-    memcpy(m->wgrad_xh_off, off, L * sizeof off[0]);
+    for (size_t l = 0; l < m->L; l++)
+        m->wgrad_xh_off[l] = (size_t)z.wgrad_xh_off[l];
     m->wgrad_steps = K;
     m->wgrad_rows = 0;
     m->wgrad_bytes = (dg + xh) * rb;

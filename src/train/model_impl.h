@@ -4,6 +4,7 @@
 #ifndef BPTT_MODEL_IMPL_H
 #define BPTT_MODEL_IMPL_H
 
+#include "real_impl.h"
 #include "cell.h"
 #include "model.h"
 

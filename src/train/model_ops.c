@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "real_impl.h"
 #include "exec.h"
 
 typedef struct {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "real_impl.h"
 #include "bptt.h"
 #include "fastmath.h"
 #include "gemm.h"

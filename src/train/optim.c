@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "real_impl.h"
 #include "bptt.h"
 #include "optim.h"
 

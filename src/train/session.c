@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "real_impl.h"
 #include "optim.h"
 #include "session.h"
 

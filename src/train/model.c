@@ -74,9 +74,9 @@ static void layout_of(const bptt_cell_type *cell, size_t L, size_t B,
         const size_t in = l == 0 ? X : H;
         z->params += gh * ((double)in + h) + gh; /* W_l, b_l */
         if (m) {
-            snprintf(name, sizeof name, "W%zu", l);
+            snprintf(name, sizeof name, "W%u", (unsigned)l);
             add_tensor(m, name, 2, cell->gates * H, in + H);
-            snprintf(name, sizeof name, "b%zu", l);
+            snprintf(name, sizeof name, "b%u", (unsigned)l);
             add_tensor(m, name, 1, cell->gates * H, 1);
         }
         z->wgrad_xh_off[l] = z->wgrad_xh;

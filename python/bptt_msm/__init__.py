@@ -143,7 +143,7 @@ def _libraries():
         return _libs
     plan_lib = _load("bpttplan")
     train_lib = _load("bptt")
-    i64, sz, vp = ctypes.c_int64, ctypes.c_size_t, ctypes.c_void_p
+    i64, sz = ctypes.c_int64, ctypes.c_size_t
     f = plan_lib.bptt_plan_make
     f.restype = ctypes.c_int
     f.argtypes = [ctypes.c_char_p, sz, i64, i64, i64,

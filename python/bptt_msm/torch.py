@@ -17,13 +17,15 @@ the backward pass.  doc/pytorch.md describes the model and the API.
 How a plan's actions (doc/design.md 2.1) map onto PyTorch:
   advance i           step i once: under no_grad, or with its autograd graph
                       when the plan keeps s(i) (save_internal i follows, or
-                      backward i uses it while working)
+                      backward i uses it while working), continuing the
+                      graph of the stored s(i-1) where _compile links them
   save_hidden i       keep the carry h(i) (its tensors, detached)
   save_internal i     keep step i's graph with its output carry
   restore_hidden i    running carry := the kept h(i)
   restore_internal i  running carry := the output carry kept with s(i)
-  backward i          torch.autograd.grad through step i's graph: the
-                      gradient of h(i-1), of x_i and of the parameters
+  backward i          one engine run through step i's graph and the linked
+                      ones below it: the gradient of the lowest one's input
+                      carry, of their xs and of the parameters
   free_hidden/free_internal i   drop what was kept
 The sizes the planner needs are measured on the first step: the carry's
 bytes (the hidden state) and the bytes that step saves for backward,
@@ -34,7 +36,7 @@ import torch
 
 import bptt_msm as _planner
 
-__all__ = ["scan", "Sizes", "measure"]
+__all__ = ["scan", "Sizes"]
 
 
 # ---- bytes held by tensors ---------------------------------------------------
@@ -146,7 +148,7 @@ class _Graph:
     """Step i run with its autograd graph: the leaves it was run from, its
     outputs, the carry it made (detached) and the saved tensors' ledger."""
     __slots__ = ("step", "carry_in", "carry_use", "x_in", "carry_out",
-                 "y_out", "carry", "ledger")
+                 "y_out", "carry", "ledger", "prev")
 
 
 class _Runner:
@@ -167,6 +169,7 @@ class _Runner:
         self.trace = trace
         self.y_tuple = None
         self.n_y = None
+        self.y_meta = None
         self.params = ()
         self.aliased_carry = set()
         self.aliased_y = {}
@@ -176,43 +179,80 @@ class _Runner:
         self.done = False
 
     # -- calling the step -------------------------------------------------
-    def call(self, i, carry, xs, graph, ledger=None):
+    def call(self, i, carry, xs, graph, ledger=None, prev=None):
         """Step i (1-based) from carry (a tuple) and the xs (tuples of full
-        sequences).  graph: run with autograd from fresh leaves and return
-        a _Graph; else run under no_grad and return (carry, y) tuples."""
-        x = tuple(s[i - 1] for s in xs)
-        if graph:
-            g = _Graph()
-            g.step = i
-            g.carry_in = tuple(c.detach().requires_grad_(_needs_grad(c))
-                               for c in carry)
-            g.x_in = tuple(v.detach().requires_grad_(
-                _needs_grad(v) and s.requires_grad) for v, s in zip(x, xs))
-            g.ledger = ledger if ledger is not None else _Ledger()
-            # the pack hooks count what the graph saves: on the first step
-            # (the sizes) and, when info asks for the trace, on every one
-            hooks = _hooks(g.ledger) if ledger is not None or \
-                self.trace is not None else _nothing()
-            with torch.enable_grad(), hooks:
-                # a carry tensor that step i-1 also returned as its y goes
-                # in through a view: its gradient then gathers that y's
-                # gradient first and this step's uses after, in the order
-                # the written-out loop's backward adds them (see _backward)
-                g.carry_use = tuple(
-                    c.view_as(c) if m in self.aliased_carry else c
-                    for m, c in enumerate(g.carry_in))
-                out = self._invoke(i, g.carry_use, g.x_in)
-            g.carry_out, g.y_out = out
-            g.carry = tuple(c.detach() for c in g.carry_out)
-            return g
-        with torch.no_grad():
-            c, y = self._invoke(i, carry, x)
-        return c, y
+        sequences), with grad mode off.  graph: run with autograd from fresh
+        leaves and return a _Graph; else return (carry, y) tuples.  prev:
+        the stored graph of step i-1 whose output carry this step continues
+        (its backward then runs with prev's, as one).  This runs once per
+        forward op, so it does no more than it must."""
+        x = tuple([s[i - 1] for s in xs])
+        if not graph:
+            return self._invoke(i, carry, x)
+        g = _Graph()
+        g.step = i
+        g.prev = prev
+        if prev is not None:
+            g.carry_in = g.carry_use = prev.carry_out
+        else:
+            g.carry_in = tuple([c.detach().requires_grad_(_needs_grad(c))
+                                for c in carry])
+            # a carry tensor that step i-1 also returned as its y goes in
+            # through a view (made with grad mode on, so that it is in the
+            # graph): its gradient then gathers that y's gradient first and
+            # this step's uses after, in the order the written-out loop's
+            # backward adds them (see _backward)
+            if self.aliased_carry:
+                with torch.enable_grad():
+                    g.carry_use = tuple([
+                        c.view_as(c) if m in self.aliased_carry else c
+                        for m, c in enumerate(g.carry_in)])
+            else:
+                g.carry_use = g.carry_in
+        # an x whose sequence needs no gradient goes in as it is (a view
+        # without a graph); one that needs it, as a leaf of its own
+        g.x_in = tuple([v.detach().requires_grad_() if s.requires_grad and
+                        _needs_grad(v) else v for v, s in zip(x, xs)]) \
+            if self.x_grad else x
+        # the pack hooks count what the graph saves: on the first step (the
+        # sizes) and, when info asks for the trace, on every one
+        if ledger is None and self.trace is not None:
+            ledger = _Ledger()
+        g.ledger = ledger
+        if ledger is None:
+            with torch.enable_grad():
+                g.carry_out, g.y_out = self._invoke(i, g.carry_use, g.x_in)
+        else:
+            with torch.enable_grad(), _hooks(ledger):
+                g.carry_out, g.y_out = self._invoke(i, g.carry_use, g.x_in)
+        g.carry = tuple([c.detach() for c in g.carry_out])
+        return g
 
     def _invoke(self, i, carry, x):
         self.calls += 1
-        out = self.step(_unflatten(carry, self.carry_tuple),
-                        _unflatten(x, self.xs_tuple))
+        out = self.step(carry if self.carry_tuple else carry[0],
+                        x if self.xs_tuple else x[0])
+        # the common case, checked quickly: a pair of the carry's structure
+        # whose tensors keep their shapes, dtypes and devices, and a y like
+        # step 1's; anything else goes through _checked
+        if type(out) is tuple and len(out) == 2 and self.y_meta is not None:
+            c, y = out
+            c = c if self.carry_tuple else (c,)
+            y = y if self.y_tuple else (y,)
+            if type(c) is tuple and len(c) == self.n_carry and \
+                    type(y) is tuple and len(y) == self.n_y and \
+                    all([type(a) is torch.Tensor and a.shape == b.shape and
+                         a.dtype == b.dtype and a.device == b.device
+                         for a, b in zip(c, carry)]) and \
+                    all([type(v) is torch.Tensor and
+                         (v.shape, v.dtype, v.device) == m
+                         for v, m in zip(y, self.y_meta)]):
+                return c, y
+        return self._checked(i, out, carry)
+
+    def _checked(self, i, out, carry):
+        """step i's output as (carry, y) tuples, or the error that says
+        what is wrong with it."""
         if not isinstance(out, tuple) or len(out) != 2:
             raise TypeError("bptt_msm.torch.scan: step must return a pair "
                             "(carry, y), not %s" % _describe(out))
@@ -231,7 +271,7 @@ class _Runner:
                                  "a carry keeps its shape, dtype and device"
                                  % (i, k, tuple(b.shape), b.dtype, b.device,
                                     tuple(a.shape), a.dtype, a.device))
-        if self.y_tuple is None:
+        if self.y_meta is None:
             self.y_tuple, self.n_y = yt, len(y)
             self.y_meta = tuple((v.shape, v.dtype, v.device) for v in y)
         elif yt != self.y_tuple or len(y) != self.n_y or any(
@@ -274,6 +314,7 @@ class _Runner:
     # -- the first step: sizes, parameters, plan ------------------------------
     def start(self, init, xs, params):
         self.xs = xs
+        self.x_grad = any(s.requires_grad and _needs_grad(s) for s in xs)
         ledger = _Ledger()
         probe = self.call(1, init, xs, graph=True, ledger=ledger)
         leaves = {id(t) for t in probe.carry_in + probe.x_in}
@@ -316,7 +357,7 @@ class _Runner:
     def _prepare(self):
         if not hasattr(self.plan, "_torch_actions"):
             self.plan._torch_actions = _compile(self.plan)
-        self.actions, self.keep, self.first_backward = \
+        self.actions, self.keep, self.first_backward, self.link = \
             self.plan._torch_actions
         self.k = 0
         self.hstore = {0: self.init}
@@ -328,119 +369,170 @@ class _Runner:
         self.grad_x = [None] * self.length
         self.grad_params = [None] * len(self.params)
         self.grad_carry = None
+        self.joined = set()  # steps whose backward ran with a later one's
+        self.engine_runs = 0
 
     # -- executing the actions ---------------------------------------------
     def run(self, stop):
-        """Actions k .. stop-1."""
-        P = _planner
-        acts = self.actions
-        while self.k < stop:
-            k = self.k
+        """Actions self.k .. stop-1, with grad mode off (as it is in an
+        autograd.Function's forward and backward); call turns it on for the
+        steps that keep their graph."""
+        if torch.is_grad_enabled():
+            with torch.no_grad():
+                return self.run(stop)
+        acts, keep, link = self.actions, self.keep, self.link
+        hstore, sstore, xs = self.hstore, self.sstore, self.xs
+        trace = self.trace
+        k = self.k
+        while k < stop:
             op, i = acts[k]
-            if op == P.ADVANCE:
+            if op == _ADVANCE:
                 if i == 1 and self.probe is not None:
                     g, self.probe = self.probe, None
-                    if not self.keep[k]:
+                    if not keep[k]:
                         carry, y, g = g.carry, tuple(
                             v.detach() for v in g.y_out), None
                     else:
                         carry, y = g.carry, g.y_out
-                elif self.keep[k]:
-                    g = self.call(i, self.running, self.xs, graph=True)
+                elif keep[k]:
+                    g = self.call(i, self.running, xs, True, None,
+                                  sstore[i - 1] if link[k] else None)
                     carry, y = g.carry, g.y_out
                 else:
                     g = None
-                    carry, y = self.call(i, self.running, self.xs, graph=False)
+                    carry, y = self.call(i, self.running, xs, False)
                 if not self.computed[i]:
-                    self.ys[i - 1] = tuple(v.detach() for v in y)
+                    # kept without a graph: a y holds none after a no_grad
+                    # step, and one from a graph must not keep it alive
+                    self.ys[i - 1] = y if g is None else \
+                        tuple([v.detach() for v in y])
                     self.computed[i] = True
                     if i == self.length:
                         self.final = carry
                 self.running = carry
                 self.working = g
-            elif op == P.SAVE_HIDDEN:
-                self.hstore[i] = self.running
-            elif op == P.SAVE_INTERNAL:
-                self.sstore[i] = self.working
-            elif op == P.RESTORE_HIDDEN:
-                self.running = self.hstore[i]
-                self.working = None
-            elif op == P.RESTORE_INTERNAL:
-                self.running = self.sstore[i].carry
-                self.working = None
-            elif op == P.BACKWARD:
-                g = self.sstore.get(i) or self.working
-                self._backward(g)
+            elif op == _SAVE_INTERNAL:
+                sstore[i] = self.working
+            elif op == _FREE_INTERNAL:
+                del sstore[i]
+            elif op == _BACKWARD:
+                if i in self.joined:
+                    self.joined.discard(i)
+                else:
+                    self._backward(sstore.get(i) or self.working)
                 self.running = None
                 self.working = None
-            elif op == P.FREE_HIDDEN:
-                del self.hstore[i]
-            elif op == P.FREE_INTERNAL:
-                del self.sstore[i]
-            self.k = k + 1
-            if self.trace is not None:
-                self.trace.append((_planner.OPS[op], i, self.held_bytes(),
-                                   self.working_bytes()))
+            elif op == _SAVE_HIDDEN:
+                hstore[i] = self.running
+            elif op == _RESTORE_HIDDEN:
+                self.running = hstore[i]
+                self.working = None
+            elif op == _RESTORE_INTERNAL:
+                self.running = sstore[i].carry
+                self.working = None
+            elif op == _FREE_HIDDEN:
+                del hstore[i]
+            k += 1
+            self.k = k
+            if trace is not None:
+                trace.append((_planner.OPS[op], i, self.held_bytes(),
+                              self.working_bytes()))
 
-    def _backward(self, g):
-        """backward g.step: the gradients of its carry input, x and the
-        parameters, from those of its carry output (self.grad_carry) and of
-        its y (self.grad_ys)."""
-        i = g.step
+    def _backward(self, top):
+        """backward top.step, and with it, as one run of autograd's engine,
+        those of the stored steps its graph continues (top.prev, its prev,
+        ...; _compile joins only steps whose backward ops follow each other
+        in the plan): the gradients of the lowest step's carry input, of
+        every x and of the parameters, from those of top's carry output
+        (self.grad_carry) and of the ys (self.grad_ys)."""
+        chain = [top]
+        while chain[-1].prev is not None:
+            chain.append(chain[-1].prev)
+        low = chain[-1]
         outs, grads = [], []
         # the gradient of y(i-1) where it is a carry tensor (y = h) enters
-        # through this step's view of it, first: the written-out loop adds
-        # it before this step's contributions (its stack's backward runs
-        # before any step's)
-        if i > 1:
+        # through the lowest step's view of it, first: the written-out loop
+        # adds it before this step's contributions (its stack's backward
+        # runs before any step's)
+        if low.step > 1:
             for n, m in self.aliased_y.items():
                 d = self.grad_ys[n]
                 if d is not None:
-                    outs.append(g.carry_use[m])
-                    grads.append(d[i - 2])
+                    outs.append(low.carry_use[m])
+                    grads.append(d[low.step - 2])
         gc = self.grad_carry or (None,) * self.n_carry
-        for o, d in zip(g.carry_out, gc):
+        for o, d in zip(top.carry_out, gc):
             if d is not None and o.requires_grad:
                 outs.append(o)
                 grads.append(d)
-        for n, (o, d) in enumerate(zip(g.y_out, self.grad_ys)):
-            if n in self.aliased_y and i < self.length:
-                continue  # added to the carry's gradient by step i+1
-            if d is not None and o.requires_grad:
-                outs.append(o)
-                grads.append(d[i - 1])
+        for g in chain:
+            i = g.step
+            for n, (o, d) in enumerate(zip(g.y_out, self.grad_ys)):
+                # an aliased y of the top step is added to the carry's
+                # gradient by step i+1; one of a step below it, which is the
+                # carry the step above continues, enters here as a root,
+                # before the step above adds its uses, as in the loop
+                if n in self.aliased_y and g is top and i < self.length:
+                    continue
+                if d is not None and o.requires_grad:
+                    outs.append(o)
+                    grads.append(d[i - 1])
         # the parameters' sums so far are outputs too: autograd's root hands
-        # them to the parameters before any node of the step runs, and then
-        # adds this step's uses to them one by one, as it adds the loop's
-        # uses over all steps into one running sum
+        # them to the parameters before any node of the steps runs, and then
+        # adds the steps' uses to them one by one, latest first, as it adds
+        # the loop's uses over all steps into one running sum
         for p, a in zip(self.params, self.grad_params):
             if a is not None:
                 outs.append(p)
                 grads.append(a)
-        ins = [t for t in g.carry_in + g.x_in if t.requires_grad]
-        ins += [p for p in self.params]
+        # the engine runs without `inputs` (which would cost it a pass over
+        # the whole graph to find the paths to them): every node reached is
+        # one the gradients need, and each leaf's sum lands in its .grad:
+        # the lowest step's carry, the xs' leaves, and the parameters,
+        # whose .grad scan's backward keeps None until it hands them back
         if outs:
-            got = torch.autograd.grad(outs, ins, grads, allow_unused=True)
-        else:
-            got = (None,) * len(ins)
-        got = iter(got)
-        self.grad_carry = tuple(next(got) if t.requires_grad else None
-                                for t in g.carry_in)
-        self.grad_x[i - 1] = tuple(next(got) if t.requires_grad else None
-                                   for t in g.x_in)
-        for n in range(len(self.params)):
-            d = next(got)
+            torch.autograd.backward(outs, grads)
+            self.engine_runs += 1
+        self.grad_carry = tuple([_take_grad(t) for t in low.carry_in])
+        for g in chain:
+            self.grad_x[g.step - 1] = tuple([_take_grad(t) for t in g.x_in])
+            g.prev = None
+            if g is not top:
+                self.joined.add(g.step)
+        for n, p in enumerate(self.params):
+            d = _take_grad(p)
             if d is not None:
                 self.grad_params[n] = d
 
 
+def _take_grad(t):
+    """t's .grad, left None: what the engine run just summed into it."""
+    if not t.requires_grad:
+        return None
+    d = t.grad
+    t.grad = None
+    return d
+
+
 _OPS = {name: n for n, name in enumerate(_planner.OPS)}
+_ADVANCE, _SAVE_HIDDEN, _SAVE_INTERNAL, _RESTORE_HIDDEN, _RESTORE_INTERNAL, \
+    _BACKWARD, _FREE_HIDDEN, _FREE_INTERNAL = (
+        _OPS[name] for name in ("advance", "save_hidden", "save_internal",
+                                "restore_hidden", "restore_internal",
+                                "backward", "free_hidden", "free_internal"))
 
 
 def _compile(plan):
-    """A plan's actions as (op number, step), which advances keep their
-    graph (s(i) is saved, or backward i uses it while it is working), and
-    the index of the first backward (where the forward pass stops)."""
+    """A plan's actions as (op number, step); which advances keep their
+    graph (s(i) is saved, or backward i uses it while it is working); the
+    index of the first backward (where the forward pass stops); and which
+    advances continue the graph of the stored s(i-1) (link).
+
+    An advance of step i is linked when the running carry is the output of
+    the stored s(i-1), its graph is the one backward i uses, and backward
+    i-1 comes next after backward i, through the same s(i-1), with only
+    frees between: the two backward ops, and any run of such, are then one
+    run of autograd's engine, as in the written-out loop."""
     acts = [(_OPS[op], i) for op, i in plan.actions]
     P = _planner
     keep = [False] * len(acts)
@@ -458,7 +550,46 @@ def _compile(plan):
             if op2 in (P.ADVANCE, P.RESTORE_HIDDEN, P.RESTORE_INTERNAL):
                 break
     first = next(k for k, (op, _) in enumerate(acts) if op == P.BACKWARD)
-    return acts, keep, first
+    # which advance made the graph each backward uses, and from which
+    # stored graph each kept advance's carry came
+    stored = {}       # step -> the advance that made the stored s(step)
+    working = None    # the advance that made the working graph
+    running = None    # the advance whose graph's output is the running carry
+    source = {}       # kept advance -> the stored advance it continues
+    used = []         # (backward index, step, advance whose graph it uses)
+    for k, (op, i) in enumerate(acts):
+        if op == P.ADVANCE:
+            if keep[k]:
+                r = running
+                if r is not None and acts[r][1] == i - 1 and \
+                        stored.get(i - 1) == r:
+                    source[k] = r
+                working = running = k
+            else:
+                working = running = None
+        elif op == P.SAVE_INTERNAL:
+            stored[i] = working
+        elif op == P.RESTORE_INTERNAL:
+            running = stored.get(i)
+            working = None
+        elif op == P.RESTORE_HIDDEN:
+            running = working = None
+        elif op == P.BACKWARD:
+            used.append((k, i, stored.get(i, working)))
+            running = working = None
+        elif op == P.FREE_INTERNAL:
+            stored.pop(i, None)
+    link = [False] * len(acts)
+    for n in range(len(used) - 1):
+        kb, i, made = used[n]
+        kb2, i2, made2 = used[n + 1]
+        if made in source and source[made] == made2 and i2 == i - 1 and \
+                all(acts[j][0] in (P.FREE_INTERNAL, P.FREE_HIDDEN)
+                    for j in range(kb + 1, kb2)):
+            link[made] = True
+    return acts, keep, first, link
+
+
 _CACHE = {}
 
 
@@ -520,7 +651,17 @@ class _Scan(torch.autograd.Function):
         nc = r.n_carry
         r.grad_carry = tuple(grads[:nc])
         r.grad_ys = tuple(grads[nc:])
-        r.run(len(r.actions))
+        # the parameters' .grad is where each engine run below leaves its
+        # sum; what they held is put back before autograd adds scan's
+        # gradients to it, as it adds the loop's
+        held = [p.grad for p in r.params]
+        try:
+            for p in r.params:
+                p.grad = None
+            r.run(len(r.actions))
+        finally:
+            for p, d in zip(r.params, held):
+                p.grad = d
         out = [None]  # the runner
         for t, d in zip(r.init, r.grad_carry):
             out.append(d if t.requires_grad else None)
@@ -537,6 +678,7 @@ class _Scan(torch.autograd.Function):
         r.hstore.clear()
         if r.info is not None:
             r.info["calls"] = r.calls
+            r.info["engine_runs"] = r.engine_runs
         return tuple(out)
 
 
@@ -558,8 +700,10 @@ def scan(step, init, xs, memory="100%", strategy="msm", params=(),
     segment   Chen's segment length (chen only).
     info      a dict, filled with the plan ("plan"), the measured sizes
               ("sizes"), and, after backward, the step's calls ("calls")
-              and after every action (op, step, held bytes, working bytes)
-              ("trace"): held is what the stored states hold, measured
+              the runs of autograd's engine its backward took
+              ("engine_runs": backward ops of consecutive stored steps
+              share one), and after every action (op, step, held bytes,
+              working bytes) ("trace"): held is what the stored states hold, measured
               through the saved-tensor hooks (the plan's budget governs
               it), working the graph of the step just run, not stored.
 

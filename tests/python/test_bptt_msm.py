@@ -192,6 +192,48 @@ def test_scan():
                       what + ": stored bytes not measured (%s)" % held[-3:])
     check(cases >= 60, "only %d cases ran" % cases)
     CASES.append(cases)
+    # backward ops of consecutive stored steps share one run of autograd's
+    # engine: full BPTT is one run, HSM (no internal state is stored) one per
+    # step, MSM in between
+    step, init, xs = setup("lstm", T=40)
+    runs = {}
+    for strat, mem in [("full", "100%"), ("hsm", "40%"), ("msm", "40%")]:
+        info = {}
+        carry, ys = bt.scan(step, init, xs, memory=mem, strategy=strat,
+                            info=info)
+        loss_of(carry, ys).backward()
+        runs[strat] = info["engine_runs"]
+    check(runs["full"] == 1 and runs["hsm"] == 40 and
+          1 < runs["msm"] < 40, "engine runs per backward: %s" % runs)
+    # gradients accumulate: a parameter's .grad from before is added to, as
+    # the loop adds to it, and the sum is the same to the bit
+    for kind in ["lstm", "lif"]:
+        step, init, xs = setup(kind, T=12)
+        leaves = leaves_of(step, init, xs)
+        sums = []
+        for fn in [lambda: models.plain(step, init, xs),
+                   lambda: bt.scan(step, init, xs, memory="30%")]:
+            for p in leaves:
+                p.grad = None
+            for _ in range(2):
+                carry, ys = fn()
+                loss_of(carry, ys).backward()
+            sums.append([p.grad.clone() for p in leaves])
+        check(same(sums[0], sums[1]), "%s: gradients accumulated over two "
+              "backward passes differ from the loop's" % kind)
+    # torch.autograd.grad instead of backward: the same gradients, and the
+    # .grad of every leaf left as it was
+    step, init, xs = setup("gru", T=12)
+    leaves = leaves_of(step, init, xs)
+    for p in leaves:
+        p.grad = torch.full_like(p, 7.0)
+    got = [torch.autograd.grad(loss_of(*fn()), leaves) for fn in
+           [lambda: models.plain(step, init, xs),
+            lambda: bt.scan(step, init, xs, memory="30%")]]
+    check(same(got[0], got[1]) and
+          all(torch.equal(p.grad, torch.full_like(p, 7.0)) for p in leaves),
+          "torch.autograd.grad through scan: gradients differ or a .grad "
+          "changed")
     # the loss on the ys alone (no gradient for the final carry), xs
     # without gradient, init without gradient
     step, init, xs = setup("gru")
@@ -273,6 +315,11 @@ def test_scan():
 
 
 def test_scan_refuses():
+    # what the module says it exports is there
+    names = {}
+    exec("from bptt_msm.torch import *", names)
+    check({"scan", "Sizes"} <= set(names), "bptt_msm.torch's __all__: %s"
+          % sorted(n for n in names if not n.startswith("__")))
     step, init, xs = setup("lstm")
     raises(bptt_msm.InfeasibleBudget,
            lambda: bt.scan(step, init, xs, memory=10),

@@ -864,6 +864,7 @@ START_TEST(test_meta_collect)
     ck_assert_uint_gt(strlen(m.blas), 0);
     ck_assert_uint_gt(strlen(m.blas_core), 0);
     ck_assert_msg(!strcmp(m.gemm_kernel, "avx512") ||
+                      !strcmp(m.gemm_kernel, "avx2") ||
                       !strcmp(m.gemm_kernel, "cblas"),
                   "gemm_kernel '%s'", m.gemm_kernel);
     ck_assert_uint_gt(strlen(m.cpu_model), 0);

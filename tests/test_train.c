@@ -152,6 +152,20 @@ static size_t first_diff(const real *a, const real *b, size_t n)
     return n;
 }
 
+/* rig_open with the cells' products on the kernel named (a model keeps
+ * the kernel it was made with), the process's choice put back after */
+static void rig_open_on(rig *r, const config *c, const char *kernel)
+{
+    char was[16];
+    snprintf(was, sizeof was, "%s", bptt_cell_kernel());
+    ck_assert_int_eq(bptt_cell_kernel_use(kernel), 0);
+    rig_open(r, c);
+    ck_assert_int_eq(r->model->ws[0].kernel,
+                     strcmp(kernel, "avx512") == 0 ? 2
+                     : strcmp(kernel, "avx2") == 0 ? 1 : 0);
+    ck_assert_int_eq(bptt_cell_kernel_use(was), 0);
+}
+
 /* The model's gradients and loss under full BPTT on batch 0. */
 static real *full_grads(rig *r, double *loss)
 {
@@ -501,15 +515,20 @@ START_TEST(test_gradients_identical)
                       "difference %.3g", r.name, ks[q], K0, rd);
         free(ref);
     }
-    if (kernel) { /* and the cblas path, K = 3 */
-        ck_assert_int_eq(bptt_model_set_wgrad_steps(r.model, 3), BPTT_OK);
-        ck_assert_int_eq(bptt_cell_kernel_select(0), 0);
-        check_identical(&r, "cblas, K=3", &ref);
-        ck_assert_int_eq(bptt_cell_kernel_select(1), 0);
+    if (kernel) { /* and the same model on the cblas path, K = 3 */
+        rig rc;
+        rig_open_on(&rc, &c, "cblas");
+        ck_assert_int_eq(bptt_model_set_wgrad_steps(rc.model, 3), BPTT_OK);
+        check_identical(&rc, "cblas, K=3", &ref);
         const double rd = rel_diff(ref, ref0, n);
-        ck_assert_msg(rd < 1e-5, "%s: cblas against the kernel: relative "
-                      "difference %.3g", r.name, rd);
+        ck_assert_msg(rd < 1e-5, "%s: cblas against the %s kernel: "
+                      "relative difference %.3g", r.name, bptt_cell_kernel(),
+                      rd);
+        ck_assert_msg(rd > 0, "%s: cblas and the %s kernel gave the same "
+                      "bits: did the second model run on cblas?", r.name,
+                      bptt_cell_kernel());
         free(ref);
+        rig_close(&rc);
     }
     ck_assert_int_eq(bptt_model_set_wgrad_steps(r.model, K0), BPTT_OK);
     free(ref0);
@@ -1184,10 +1203,12 @@ START_TEST(test_kernel_forward)
     ck_assert_str_ne(bptt_cell_kernel(), "cblas");
     static const shape one[] = {{1, "copy", 4, 11, 4, 37, 41}};
     const config c = rig_config(one, _i);
-    rig r;
+    rig r, rc; /* the same model on the kernel and on cblas */
     rig_open(&r, &c);
+    rig_open_on(&rc, &c, "cblas");
     bptt_model *m = r.model;
     ck_assert_ptr_nonnull(m->ws[0].wpack);
+    ck_assert_ptr_null(rc.model->ws[0].wpack);
     real *state = calloc(m->hidden_len, sizeof(real));
     real *next = calloc(m->hidden_len, sizeof(real));
     real *next2 = calloc(m->hidden_len, sizeof(real));
@@ -1197,9 +1218,7 @@ START_TEST(test_kernel_forward)
     for (size_t i = 0; i < c.T; i++) {
         const real *x = r.batch.x + i * c.B * c.X;
         bptt_model_forward_step(m, x, state, s, next);
-        ck_assert_int_eq(bptt_cell_kernel_select(0), 0);
-        bptt_model_forward_step(m, x, state, s2, next2);
-        ck_assert_int_eq(bptt_cell_kernel_select(1), 0);
+        bptt_model_forward_step(rc.model, x, state, s2, next2);
         for (size_t k = 0; k < m->internal_len; k++)
             ck_assert_msg(fabs((double)s[k] - (double)s2[k]) <= 1e-5,
                           "%s step %zu: s[%zu] %.9g with the kernel, %.9g "
@@ -1212,7 +1231,49 @@ START_TEST(test_kernel_forward)
     free(next2);
     free(s);
     free(s2);
+    rig_close(&rc);
     rig_close(&r);
+}
+END_TEST
+
+/* The two kernels give every element the same bits (gemm_kernel.h): one
+ * model made on each, trained one iteration under full BPTT and under
+ * MSM at a tight budget, has the same gradients and loss to the bit, on
+ * every cell and one and two layers (shapes off both kernels' tiles).
+ * Added to the suite only where the CPU has both. */
+static const shape agree_shapes[] = {
+    {1, "copy", 9, 13, 5, 37, 61},
+    {2, "adding", 7, 6, 2, 20, 62},
+};
+
+START_TEST(test_kernels_agree)
+{
+    const config c = rig_config(agree_shapes, _i);
+    rig a, b;
+    rig_open_on(&a, &c, "avx512");
+    rig_open_on(&b, &c, "avx2");
+    double la, lb;
+    real *ga = full_grads(&a, &la), *gb = full_grads(&b, &lb);
+    const size_t n = a.model->n_params, k = first_diff(ga, gb, n);
+    ck_assert_msg(k == n, "%s: avx512 and avx2 gradients differ at %zu: "
+                  "%.9g and %.9g", a.name, k, (double)ga[k], (double)gb[k]);
+    ck_assert_msg(memcmp(&la, &lb, sizeof la) == 0,
+                  "%s: avx512 and avx2 losses %.17g and %.17g", a.name, la,
+                  lb);
+    free(ga);
+    free(gb);
+    /* and MSM at a fifth of full BPTT's peak recomputes on each alike */
+    bptt_plan *pa = rig_plan(&a, "msm", a.full_peak / 5 + 1);
+    bptt_plan *pb = rig_plan(&b, "msm", b.full_peak / 5 + 1);
+    bptt_exec_stats ea, eb;
+    run_ok(&a, pa, &ea, "msm", a.full_peak / 5 + 1);
+    run_ok(&b, pb, &eb, "msm", b.full_peak / 5 + 1);
+    ck_assert_msg(first_diff(a.model->grads, b.model->grads, n) == n,
+                  "%s: avx512 and avx2 gradients under msm differ", a.name);
+    bptt_plan_free(pa);
+    bptt_plan_free(pb);
+    rig_close(&b);
+    rig_close(&a);
 }
 END_TEST
 
@@ -1446,23 +1507,14 @@ static Suite *train_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_kernel_gemm);
     tcase_add_test(tc, test_kernel_wgrad);
-    /* a path this CPU cannot run is said by name, not counted as passed */
-    if (strcmp(bptt_cell_kernel(), "cblas") != 0) {
+    /* a path this CPU cannot run is said by name, not counted as passed
+     * (main says which kernels the whole suite runs on) */
+    if (strcmp(bptt_cell_kernel(), "cblas") != 0)
         tcase_add_loop_test(tc, test_kernel_forward, 0, rig_n_cells());
-    } else {
-        const char *forced = getenv("BPTT_GEMM_KERNEL");
-        const char *why = forced && strcmp(forced, "cblas") == 0
-                              ? "BPTT_GEMM_KERNEL=cblas is set"
-                              : "this CPU has no AVX-512, as cpuid reports it";
-        printf("SKIP: test_kernel_forward (every cell): the cells' "
-               "per-step GEMMs run on cblas here (%s), so the packed "
-               "kernel path is not exercised\n", why);
-        printf("NOTE: test_kernel_gemm, test_kernel_wgrad and "
-               "test_threads_identical check cblas here: their "
-               "bit-for-bit comparisons with the kernel's in-order sums "
-               "do not run (%s)\n", why);
-        fflush(stdout);
-    }
+    if (strcmp(bptt_cell_kernel(), "avx512") == 0 &&
+        bptt_cell_kernel_has("avx2"))
+        tcase_add_loop_test(tc, test_kernels_agree, 0,
+                            RIG_CASES(agree_shapes));
     suite_add_tcase(su, tc);
 
     tc = tcase_create("workspace");
@@ -1482,11 +1534,58 @@ static Suite *train_suite(void)
     return su;
 }
 
+/* The whole suite once on each of our kernels the CPU has, widest first
+ * (so every kernel test, and every gradient and memory test besides,
+ * runs on each), or, where it has none or BPTT_GEMM_KERNEL names one, on
+ * that path alone.  A kernel not run is said by name. */
 int main(void)
 {
-    SRunner *sr = srunner_create(train_suite());
-    srunner_run_all(sr, CK_ENV);
-    const int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    static const char *const ours[] = {"avx512", "avx2"};
+    const char *forced = getenv("BPTT_GEMM_KERNEL");
+    const int one = forced && bptt_cell_kernel_has(forced);
+    int failed = 0, runs = 0;
+    for (size_t k = 0; k < sizeof ours / sizeof ours[0]; k++) {
+        if (one && strcmp(forced, ours[k]) != 0) {
+            printf("SKIP: test_train on the %s kernel: BPTT_GEMM_KERNEL=%s "
+                   "is set\n", ours[k], forced);
+            continue;
+        }
+        if (!bptt_cell_kernel_has(ours[k])) {
+            printf("SKIP: test_train on the %s kernel: this CPU has no %s, "
+                   "as cpuid reports it\n", ours[k],
+                   k == 0 ? "AVX-512" : "AVX2 and FMA");
+            continue;
+        }
+        if (bptt_cell_kernel_use(ours[k]) != 0) {
+            printf("test_train: the %s kernel cannot be chosen\n", ours[k]);
+            return EXIT_FAILURE;
+        }
+        if (k == 0 && !bptt_cell_kernel_has("avx2"))
+            printf("SKIP: test_kernels_agree: this CPU has no AVX2\n");
+        printf("# test_train on the %s kernel\n", ours[k]);
+        fflush(stdout);
+        SRunner *sr = srunner_create(train_suite());
+        srunner_run_all(sr, CK_ENV);
+        failed += srunner_ntests_failed(sr);
+        srunner_free(sr);
+        runs++;
+    }
+    if (runs == 0) { /* cblas: the kernels' comparisons cannot run */
+        if (bptt_cell_kernel_use("cblas") != 0) {
+            printf("test_train: cblas cannot be chosen\n");
+            return EXIT_FAILURE;
+        }
+        printf("SKIP: test_kernel_forward and test_kernels_agree: no kernel "
+               "of ours runs here (%s)\n",
+               forced && strcmp(forced, "cblas") == 0
+                   ? "BPTT_GEMM_KERNEL=cblas is set"
+                   : "this CPU has neither AVX-512 nor AVX2 and FMA");
+        printf("# test_train on cblas\n");
+        fflush(stdout);
+        SRunner *sr = srunner_create(train_suite());
+        srunner_run_all(sr, CK_ENV);
+        failed += srunner_ntests_failed(sr);
+        srunner_free(sr);
+    }
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -50,6 +50,8 @@ typedef struct {
     bptt_real *dxh;    /* scratch of the backward op (B, X+H) */
     const bptt_real *wpack; /* W packed by bptt_cell_pack_weights from the W
                           the ops are given, or NULL: cblas on W */
+    int kernel;        /* the products' kernel, fixed when the workspace is
+                          made (0: cblas; bptt_cell_kernel names them) */
 } bptt_cell_ws;
 
 /* A cell is its sizes and its parts over rows of the batch; the library
@@ -192,37 +194,44 @@ const bptt_cell_type *bptt_cell_find(const char *name);
  * buf[cap] as snprintf would; returns the whole length. */
 size_t bptt_cell_names(char *buf, size_t cap, const char *last);
 
-/* The per-step products: an AVX-512 kernel of our own where the CPU has
- * it, else cblas (see gemm.c); bptt_cell_kernel names the one in use
- * ("avx512" or "cblas").  bptt_cell_kernel_select(0) makes this process
- * use cblas, (1) the kernel (-1 if the CPU lacks it): for benchmarks and
- * tests, before any model is made; gradients agree across plans for
- * either, not between the two.  BPTT_GEMM_KERNEL=cblas in the environment
- * selects cblas until a select call says otherwise. */
+/* The per-step products: a kernel of our own, for AVX-512 or for AVX2 +
+ * FMA, where the CPU has it, else cblas (see gemm.c).  bptt_cell_kernel
+ * names the one chosen ("avx512", "avx2" or "cblas"): the widest the CPU
+ * has unless bptt_cell_kernel_select(0) (cblas), (1) (the widest kernel;
+ * -1 if the CPU has none), bptt_cell_kernel_use(name) (-1 for a name that
+ * is none of the three or a kernel the CPU lacks) or, before any of them,
+ * BPTT_GEMM_KERNEL=name in the environment (a kernel the CPU lacks: the
+ * widest it has) said otherwise.  A model keeps the kernel chosen when it
+ * was made, so models on different kernels can run side by side.  The two
+ * kernels give the same bits; cblas differs from them in rounding, and
+ * gradients agree across plans and thread counts on each.
+ * bptt_cell_kernel_has(name): 1 when the CPU can run that one. */
 const char *bptt_cell_kernel(void);
 int bptt_cell_kernel_select(int on);
+int bptt_cell_kernel_use(const char *name);
+int bptt_cell_kernel_has(const char *name);
 
 /* C (M, N) = A (M, K) Bm (K, N) [+ C if beta], all row-major (lda, ldb,
- * ldc: row strides), with the kernel in use. */
+ * ldc: row strides), on the kernel chosen. */
 void bptt_cell_gemm(size_t M, size_t N, size_t K,
                     const bptt_real *A, size_t lda,
                     const bptt_real *Bm, size_t ldb, bptt_real *C, size_t ldc,
                     int beta);
 
-/* Reals of W packed for the kernel, for a cell with G gates, input X and
- * hidden H: W^T for the forward op and W's h columns for dh_prev, each
- * rounded up to the kernel's panels (about twice W); 0 when the kernel is
- * not in use (then nothing is packed and ws->wpack stays NULL).
- * bptt_cell_pack_weights writes it from W (G*H, X+H); it must be redone
- * whenever W changes. */
+/* Reals of W packed for the kernel chosen, for a cell with G gates, input
+ * X and hidden H: W^T for the forward op and W's h columns for dh_prev,
+ * each rounded up to the kernel's panels (about twice W); 0 on cblas (then
+ * nothing is packed and ws->wpack stays NULL).  bptt_cell_pack_weights
+ * writes it from W (G*H, X+H) for ws->kernel, which must be the kernel it
+ * was sized for; it must be redone whenever W changes. */
 size_t bptt_cell_packed_len(size_t G, size_t X, size_t H);
 void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G,
                             const bptt_real *W, bptt_real *wpack);
 
 /* dW (GH, XH) += dgates^T xh over rows rows: dgates (rows, GH), xh (rows,
  * XH), where the rows of several steps' (B, .) blocks lie one after the
- * other.  One GEMM; for a fixed row count and thread count its result is
- * a pure function of its inputs. */
+ * other, on the kernel chosen.  One GEMM; for a fixed row count and thread
+ * count its result is a pure function of its inputs. */
 void bptt_cell_weight_grads(size_t GH, size_t XH, size_t rows,
                             const bptt_real *dgates, const bptt_real *xh,
                             bptt_real *dW);

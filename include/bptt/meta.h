@@ -26,7 +26,7 @@ typedef struct {
     int blas_core_slow; /* 1: the kernels need less than the CPU offers
                            (older than the CPU: slower GEMMs) */
     int blas_threads; /* openblas_get_num_threads() */
-    char gemm_kernel[16]; /* the cells' per-step GEMMs: "avx512" or "cblas" */
+    char gemm_kernel[16]; /* the cells' per-step GEMMs: "avx512", "avx2" or "cblas" */
     int omp_threads;  /* omp_get_max_threads() (1 without OpenMP) */
     char cpu_model[128];
     int cpu_cores;    /* online processors */

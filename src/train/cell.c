@@ -21,20 +21,27 @@
 
 /* The cells' elementwise rows with exp in them (LSTM forward op, backward
  * op and h rebuilt from an internal state; RNN and GRU forward ops) are written
- * once and compiled twice: for the build's target, and for AVX-512 (16
- * lanes), used where the GEMM kernel is.  Both do the same IEEE
- * operations on each element (no contraction: the build has
- * -ffp-contract=off), so they give the same bits. */
+ * once and compiled three times: for the build's target, for AVX-512 (16
+ * lanes) and for AVX2 (8), the last two used where the GEMM kernel of that
+ * width runs (ws->kernel).  All do the same IEEE operations on each
+ * element (no contraction: the build has -ffp-contract=off), so they give
+ * the same bits. */
 #ifdef BPTT_GEMM_HAVE_KERNEL
 #ifdef __clang__
 #define EWTARGET __attribute__((target("avx512f"), min_vector_width(512)))
+#define EWTARGET2 __attribute__((target("avx2,fma"), min_vector_width(256)))
 #else
 #define EWTARGET __attribute__((target("avx512f,prefer-vector-width=512")))
+#define EWTARGET2 __attribute__((target("avx2,fma")))
 #endif
 #define ROWS(name, args, call)                                               \
     EWTARGET static void name##_wide args { name call; }                     \
+    EWTARGET2 static void name##_avx2 args { name call; }                    \
     static void name##_plain args { name call; }
-#define ROW_CALL(name, wide) ((wide) ? name##_wide : name##_plain)
+#define ROW_CALL(name, kernel)                                               \
+    ((kernel) == BPTT_GEMM_AVX512 ? name##_wide                              \
+     : (kernel) == BPTT_GEMM_AVX2 ? name##_avx2                              \
+                                  : name##_plain)
 #else
 #define ROWS(name, args, call)                                               \
     static void name##_plain args { name call; }
@@ -150,7 +157,7 @@ static void rnn_forward_rows(const bptt_cell_ws *ws, const real *state_in,
 {
     const size_t H = ws->H, n = ws->B * H;
     real *h = s_out + n;
-    const int wide = bptt_gemm_kernel_on();
+    const int wide = ws->kernel;
     memcpy(s_out + r0 * H, state_in + r0 * H, (r1 - r0) * H * sizeof(real));
     for (size_t r = r0; r < r1; r++)
         ROW_CALL(tanh_row, wide)(H, h + r * H, state_out + r * H);
@@ -251,7 +258,7 @@ static void lstm_forward_rows(const bptt_cell_ws *ws, const real *state_in,
     const real *c_prev = state_in + n;
     real *act = s_out + 2 * n, *c = s_out + 6 * n;
     real *h_new = state_out, *c_new = state_out + n;
-    const int wide = bptt_gemm_kernel_on();
+    const int wide = ws->kernel;
     const size_t len = (r1 - r0) * H * sizeof(real);
     memcpy(s_out + r0 * H, state_in + r0 * H, len);         /* h_prev */
     memcpy(s_out + n + r0 * H, state_in + n + r0 * H, len); /* c_prev */
@@ -271,7 +278,7 @@ static void lstm_backward_rows(const bptt_cell_ws *ws, const real *s,
     const real *c_prev = s + n, *act = s + 2 * n, *c = s + 6 * n;
     const real *dh = dstate, *dc_in = dstate + n;
     real *dc_prev = dstate_prev + n;
-    const int wide = bptt_gemm_kernel_on();
+    const int wide = ws->kernel;
     for (size_t r = r0; r < r1; r++)
         ROW_CALL(lstm_bwd_row, wide)(H, act + r * 4 * H, c + r * H,
                                      c_prev + r * H, dh + r * H,
@@ -284,7 +291,7 @@ static const real *lstm_h_rows(const bptt_cell_ws *ws, const real *s,
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
     const real *act = s + 2 * n, *c = s + 6 * n;
-    const int wide = bptt_gemm_kernel_on();
+    const int wide = ws->kernel;
     for (size_t r = r0; r < r1; r++)
         ROW_CALL(lstm_h_row, wide)(H, act + r * 4 * H + 2 * H, c + r * H,
                                    scratch + r * H);
@@ -373,7 +380,7 @@ static void gru_forward_rows(const bptt_cell_ws *ws, const real *state_in,
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
     real *act = s_out + n;
-    const int wide = bptt_gemm_kernel_on();
+    const int wide = ws->kernel;
     memcpy(s_out + r0 * H, state_in + r0 * H, (r1 - r0) * H * sizeof(real));
     for (size_t r = r0; r < r1; r++)
         ROW_CALL(gru_fwd_row, wide)(H, act + r * 4 * H, state_in + r * H,

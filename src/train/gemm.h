@@ -13,9 +13,9 @@
 #include "cell.h"
 #include "real.h"
 
-/* Defined where gemm.c can build its AVX-512 kernel (x86-64, gcc or
- * clang); the cells then also build AVX-512 copies of their elementwise
- * rows (cell.c). */
+/* Defined where gemm.c can build its kernels (x86-64, gcc or clang); the
+ * cells then also build AVX-512 and AVX2 copies of their elementwise rows
+ * (cell.c). */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define BPTT_GEMM_HAVE_KERNEL 1
 #endif
@@ -37,9 +37,17 @@ static inline void bptt_share(size_t n, int q, int P, size_t *lo, size_t *hi)
     *hi = n * (size_t)(q + 1) / (size_t)P;
 }
 
-/* 1 when this process runs its products on the kernel (the CPU has it
- * and no one chose cblas), else 0: the cells pick their wide rows by it. */
+/* The kernels the products can run on (bptt_cell_ws.kernel), narrowest
+ * first: cblas (OpenBLAS), and ours on AVX2 + FMA or on AVX-512. */
+enum { BPTT_GEMM_CBLAS = 0, BPTT_GEMM_AVX2 = 1, BPTT_GEMM_AVX512 = 2 };
+
+/* The kernel chosen for this process (bptt_cell_kernel_select, _use, the
+ * environment, else the widest the CPU has): a model made now keeps it. */
+int bptt_gemm_kernel(void);
+/* 1 when that is one of ours, not cblas */
 int bptt_gemm_kernel_on(void);
+/* a kernel's panel width NR (1 for cblas) */
+size_t bptt_gemm_nr(int kernel);
 
 /* 1 when a product of M N K multiply-adds is worth more than one thread
  * (below, the threads' start and wait cost more than they save). */
@@ -87,11 +95,13 @@ typedef struct {
     size_t ldc;
     const real *bias;
     int beta;
+    int kernel; /* the kernel that runs it (BPTT_GEMM_AVX2 or _AVX512):
+                   NR is its panel width */
 } bptt_gemm_prod;
 
 /* C (M, N) = [C +] A Bm [+ bias], A row-major (or A^T row-major with
- * atrans), Bm row-major. */
-bptt_gemm_prod bptt_gemm_plain_prod(size_t M, size_t N, size_t K,
+ * atrans), Bm row-major, on kernel. */
+bptt_gemm_prod bptt_gemm_plain_prod(int kernel, size_t M, size_t N, size_t K,
                                     const real *A, size_t lda, int atrans,
                                     const real *Bm, size_t ldb, real *C,
                                     size_t ldc, const real *bias, int beta);
@@ -106,15 +116,19 @@ bptt_gemm_prod bptt_gemm_dh_prod(const bptt_cell_ws *ws, size_t G,
 bptt_gemm_prod bptt_gemm_dxh_prod(const bptt_cell_ws *ws, size_t G,
                                   const real *W, const real *dgates);
 /* dW (GH, XH) += dgates^T xh over rows rows (bptt_cell_weight_grads) */
-bptt_gemm_prod bptt_gemm_wgrad_prod(size_t GH, size_t XH, size_t rows,
-                                    const real *dgates, const real *xh,
-                                    real *dW);
+bptt_gemm_prod bptt_gemm_wgrad_prod(int kernel, size_t GH, size_t XH,
+                                    size_t rows, const real *dgates,
+                                    const real *xh, real *dW);
+/* the same, run whole on kernel (cblas for BPTT_GEMM_CBLAS): a model's
+ * weight gradient on the kernel it was made with */
+void bptt_gemm_weight_grads(int kernel, size_t GH, size_t XH, size_t rows,
+                            const real *dgates, const real *xh, real *dW);
 
 /* Thread q's share of P of a product on the kernel, called by each of P
  * threads inside one parallel region (no region of its own): the tiles
  * (MR rows by NR columns), numbered panel by panel, are cut into P
  * contiguous runs, so a thread takes the same panels of the weights at
- * every step.  Only where bptt_gemm_kernel_on(). */
+ * every step.  Only for a product on one of our kernels (g->kernel). */
 void bptt_gemm_part(const bptt_gemm_prod *g, int q, int P);
 
 #endif

@@ -148,7 +148,7 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     }
     for (size_t l = 0; l < L; l++) {
         m->ws[l] = (bptt_cell_ws){B, layer_input(m, l), H, m->scratch_xh,
-                                  m->scratch_dxh, NULL};
+                                  m->scratch_dxh, NULL, bptt_gemm_kernel()};
         const size_t len = (size_t)z.wpack[l];
         if (len) {
             m->wpack[l] = bptt_mem_get(mem, BPTT_MEM_WORKING, len * rb);

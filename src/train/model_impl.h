@@ -30,7 +30,8 @@ static inline void wgrad_flush(bptt_model *m)
 {
     const size_t GH = m->cell->gates * m->H;
     for (size_t l = 0; l < m->L; l++)
-        bptt_cell_weight_grads(GH, m->ws[l].X + m->H, m->wgrad_rows * m->B,
+        bptt_gemm_weight_grads(m->ws[l].kernel, GH, m->ws[l].X + m->H,
+                               m->wgrad_rows * m->B,
                                wgrad_dgates_of(m, l, 0),
                                wgrad_xh_of(m, l, 0),
                                m->grads + m->tensor[2 * l].offset);

@@ -38,7 +38,7 @@ static size_t int_off(const bptt_model *m, size_t l)
 
 static int team_path(const bptt_model *m)
 {
-    return m->wpack[0] != NULL && bptt_gemm_kernel_on();
+    return m->wpack[0] != NULL && m->ws[0].kernel != BPTT_GEMM_CBLAS;
 }
 
 /* the region runs on one thread where a step's largest product (a layer's
@@ -186,6 +186,7 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
     const real *bo = m->params + m->tensor[2 * L + 1].offset;
     const int flush = slot == 0; /* the block's lowest step */
     const size_t rows = m->wgrad_rows * B;
+    const int kernel = m->ws[0].kernel;
     const int par = team_worth(m);
     (void)par;
     _Pragma("omp parallel if (par)")
@@ -197,17 +198,17 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
         const real *hL = c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1),
                                    m->state_tmp + hid_off(m, L - 1), r0, r1);
         const bptt_gemm_prod lg = bptt_gemm_plain_prod(
-            r1 - r0, V, H, hL + r0 * H, H, 0, m->wo_t, V, m->logits + r0 * V,
+            kernel, r1 - r0, V, H, hL + r0 * H, H, 0, m->wo_t, V, m->logits + r0 * V,
             V, bo, 0);
         bptt_gemm_part(&lg, 0, 1);
         softmax_rows(m, y, scale, r0, r1);
         TEAM_BARRIER();
         real *dhL = carry + hid_off(m, L - 1);
         const bptt_gemm_prod dwo = bptt_gemm_plain_prod(
-            V, H, B, m->logits, V, 1, hL, H, dWo, H, NULL, 1);
+            kernel, V, H, B, m->logits, V, 1, hL, H, dWo, H, NULL, 1);
         bptt_gemm_part(&dwo, q, P);
         const bptt_gemm_prod dh = bptt_gemm_plain_prod(
-            B, H, V, m->logits, V, 0, Wo, H, dhL, H, NULL, 1);
+            kernel, B, H, V, m->logits, V, 0, Wo, H, dhL, H, NULL, 1);
         bptt_gemm_part(&dh, q, P);
         size_t v0, v1;
         bptt_share(V, q, P, &v0, &v1);
@@ -261,7 +262,7 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
         if (flush) /* every part of the block is written (the barriers) */
             for (size_t l = 0; l < L; l++) {
                 const bptt_gemm_prod wg = bptt_gemm_wgrad_prod(
-                    GH, m->ws[l].X + H, rows, wgrad_dgates_of(m, l, 0),
+                    kernel, GH, m->ws[l].X + H, rows, wgrad_dgates_of(m, l, 0),
                     wgrad_xh_of(m, l, 0),
                     m->grads + m->tensor[2 * l].offset);
                 bptt_gemm_part(&wg, q, P);

@@ -96,9 +96,11 @@ static int fma_lanes(void)
                    __builtin_cpu_supports("fma")                   ? 8
                                                                    : 0;
 }
-static double fma_once(int threads)
+static double fma_once(int threads, int lanes)
 {
-    const int lanes = fma_lanes();
+    const int has = fma_lanes();
+    if (!lanes || lanes > has)
+        lanes = has;
     if (!lanes)
         return 0;
     volatile float sink = 0;
@@ -116,23 +118,25 @@ static double fma_once(int threads)
            1e9;
 }
 #else
-static double fma_once(int threads)
+static double fma_once(int threads, int lanes)
 {
-    (void)threads;
+    (void)threads, (void)lanes;
     return 0;
 }
 #endif
 
 
-double bench_fma_peak(int threads)
+double bench_fma_peak_lanes(int threads, int lanes)
 {
     double best = 0;
     for (int k = 0; k < 3; k++) {
-        const double f = fma_once(threads);
+        const double f = fma_once(threads, lanes);
         best = f > best ? f : best;
     }
     return best;
 }
+
+double bench_fma_peak(int threads) { return bench_fma_peak_lanes(threads, 0); }
 
 const char *bench_fma_name(void)
 {

@@ -28,6 +28,9 @@ double bench_square_gflops(double seconds);
 /* The FMA throughput of threads threads, GFLOP/s, best of 3; 0 where the
  * CPU has neither AVX-512 nor AVX2 with FMA (or off x86-64). */
 double bench_fma_peak(int threads);
+/* The same on vectors of lanes floats (8: AVX2, 16: AVX-512; 0 or more
+ * than the CPU has: the widest it has). */
+double bench_fma_peak_lanes(int threads, int lanes);
 /* The vectors bench_fma_peak runs on, for a header line. */
 const char *bench_fma_name(void);
 

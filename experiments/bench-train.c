@@ -31,10 +31,20 @@
  * from ours.  Without libdnnl-dev the oneDNN columns say n/a and ours are
  * still measured.
  *
- * usage: bench-train [-m strategies|onednn|both] [-r ROUNDS] [-n ITERS]
+ * The paths of the per-step GEMMs (-m kernels; bench-kernels.h): full
+ * BPTT on cblas and on each of our kernels this CPU has, one model each,
+ * interleaved in one process: seconds, the ratio to cblas's iteration of
+ * the same round, rate and share of the roof of each path's vectors.
+ *
+ * usage: bench-train [-m strategies|onednn|both|kernels]
+ *                    [-g cblas|avx2|avx512] [-r ROUNDS] [-n ITERS]
  *                    [-v] [-c CELL,...] [-H H,...] [-j THREADS,...]
  *                    [-k STEPS,...] [-T T] [-B B] [-X X]
- *   defaults: both tables, 3 rounds, 12 iterations against oneDNN,
+ *   -g: the path of our side's per-step GEMMs in the strategies and
+ *   oneDNN tables (default: the widest kernel the CPU has; avx2 also
+ *   takes the FMA roof on AVX2's vectors);
+ *   defaults: both tables, 3 rounds, 12 iterations against oneDNN and
+ *   between the paths,
  *   lstm,rnn, 128,256,512, 1 and omp_get_max_threads(), K = the model's
  *   BPTT_WGRAD_STEPS (-k: steps per weight-gradient block), T = 1000,
  *   B = 32, X = 64; -v: every iteration's times against oneDNN too, as
@@ -51,6 +61,7 @@
 #include <omp.h>
 #endif
 
+#include "bench-kernels.h"
 #include "bench-onednn.h"
 #include "real_impl.h"
 #include "bench-roof.h"
@@ -132,6 +143,17 @@ static int make_plan(arm *a, size_t T, const bptt_model *m)
                           &a->st, NULL);
 }
 
+/* The FMA roof's vectors: those of our kernel where it is the AVX2 one
+ * (-g avx2: the roof of the vectors it runs on), else the widest. */
+static int roof_lanes(void)
+{
+    return strcmp(bptt_cell_kernel(), "avx2") == 0 ? 8 : 0;
+}
+static const char *roof_name(void)
+{
+    return roof_lanes() == 8 ? "AVX2" : bench_fma_name();
+}
+
 /* OpenMP's threads (ours, and oneDNN's) and OpenBLAS's, the same count. */
 static void set_threads(int threads)
 {
@@ -208,7 +230,7 @@ static int bench_size(const bptt_cell_type *cell, size_t H, int threads,
     const double t_gemm = expt_median(gemm, rounds);
     const double t_gemm1 = expt_median(gemm1, rounds);
     const double sgemm = bench_square_gflops(expt_median(square, rounds));
-    const double fma = bench_fma_peak(threads);
+    const double fma = bench_fma_peak_lanes(threads, roof_lanes());
     const double roof = fma > sgemm ? fma : sgemm;
     printf("%-5s %4zu %4d %3zu %8.3f %8.1f %8.1f %6.0f%% %8.1f %6.0f%% %7.1f "
            "%5.0f%%",
@@ -434,7 +456,8 @@ static int bench_vs_onednn(const bptt_cell_type *cell, size_t H, int threads,
     for (int k = 1; k < n_peak; k++)
         best = peak_s[k] < best ? peak_s[k] : best;
     const double sgemm = bench_square_gflops(best);
-    const double fma = bench_fma_peak(threads); /* after the run */
+    const double fma = /* after the run */
+        bench_fma_peak_lanes(threads, roof_lanes());
     const double peak = fma > sgemm ? fma : sgemm;
     if (dn)
         finite = finite && bench_onednn_finite(dn);
@@ -526,7 +549,7 @@ static void onednn_header(int iters, const char *blas)
            "FMA throughput on registers (%s, thr threads, best of 3, after "
            "the iterations); *_gf: recurrent-layer GEMM flops (cell forward "
            "+ backward) per second at the median, *_pk: %% of peak\n",
-           BENCH_ROOF_N, bench_fma_name());
+           BENCH_ROOF_N, roof_name());
     printf("# trend_*: median of the last quarter of the iterations over "
            "the first quarter's, flagged TREND above max(1.10, the first "
            "quarter's max/min); ckpt_MiB: our checkpoints' measured peak, "
@@ -586,7 +609,7 @@ int main(int argc, char **argv)
     (void)bptt_blas_reexec(argv); /* OpenBLAS's best kernels (blascore.h) */
     int rounds = 3, n_h = 3, n_j = 1, n_k = 1, iters = 12, verbose = 0;
     int64_t hs[8] = {128, 256, 512}, js[8], ks[8] = {0}, v;
-    const char *cells = "lstm,rnn", *mode = "both";
+    const char *cells = "lstm,rnn", *mode = "both", *kernel = NULL;
     js[0] = 1;
 #ifdef _OPENMP
     if (omp_get_max_threads() > 1)
@@ -594,9 +617,10 @@ int main(int argc, char **argv)
 #endif
     int o;
     opterr = 0; /* one line of our own below */
-    while ((o = getopt(argc, argv, "m:r:n:vc:H:j:k:T:B:X:")) != -1) {
+    while ((o = getopt(argc, argv, "m:g:r:n:vc:H:j:k:T:B:X:")) != -1) {
         switch (o) {
         case 'm': mode = optarg; break;
+        case 'g': kernel = optarg; break;
         case 'r':
             if (positive_option(o, optarg, 32, &v) != 0)
                 return 2;
@@ -630,8 +654,8 @@ int main(int argc, char **argv)
         default:
             fprintf(stderr, "bench-train: bad option -%c, or its value missing "
                             "(usage: bench-train "
-                            "[-m strategies|onednn|both] "
-                            "[-r ROUNDS] [-n ITERS] [-v] [-c CELL,...] "
+                            "[-m strategies|onednn|both|kernels] "
+                            "[-g cblas|avx2|avx512] [-r ROUNDS] [-n ITERS] [-v] [-c CELL,...] "
                             "[-H H,...] "
                             "[-j THREADS,...] [-k STEPS,...] [-T T] [-B B] "
                             "[-X X])\n", optopt ? optopt : o);
@@ -641,9 +665,21 @@ int main(int argc, char **argv)
     const int strategies = strcmp(mode, "strategies") == 0 ||
                            strcmp(mode, "both") == 0;
     const int onednn = strcmp(mode, "onednn") == 0 || strcmp(mode, "both") == 0;
-    if (!strategies && !onednn) {
-        fprintf(stderr, "bench-train: -m wants strategies, onednn or both, "
-                        "not '%s'\n", mode);
+    const int kernels = strcmp(mode, "kernels") == 0;
+    if (!strategies && !onednn && !kernels) {
+        char shown[64];
+        expt_escape(shown, sizeof shown, mode);
+        fprintf(stderr, "bench-train: -m wants strategies, onednn, both or "
+                        "kernels, not '%s'\n", shown);
+        return 2;
+    }
+    if (kernel && bptt_cell_kernel_use(kernel) != 0) {
+        char shown[64];
+        expt_escape(shown, sizeof shown, kernel);
+        fprintf(stderr, "bench-train: -g wants cblas%s%s, the paths this "
+                        "CPU has, not '%s'\n",
+                bptt_cell_kernel_has("avx2") ? ", avx2" : "",
+                bptt_cell_kernel_has("avx512") ? ", avx512" : "", shown);
         return 2;
     }
     if (optind < argc) {
@@ -692,7 +728,7 @@ int main(int argc, char **argv)
                "registers (%s), at this thread count (GFLOP/s), roof%%: "
                "gflops / roof\n",
                dims.T, dims.B, dims.X, rounds, bptt_cell_kernel(),
-               BENCH_ROOF_N, bench_fma_name());
+               BENCH_ROOF_N, roof_name());
         printf("# OpenBLAS kernels: %s\n", blas);
         printf("%-5s %4s %4s %3s %8s %8s %8s %7s %8s %7s %7s %6s %8s %8s "
                "%8s\n",
@@ -706,6 +742,18 @@ int main(int argc, char **argv)
                             rc |= bench_size(list[c], (size_t)hs[i],
                                              (int)js[j], rounds,
                                              (size_t)ks[q]);
+    }
+    if (kernels) {
+        bench_kernels_header(iters, blas);
+        for (int c = 0; c < n_cells; c++)
+            for (int i = 0; i < n_h; i++)
+                for (int j = 0; j < n_j; j++)
+                    if (hs[i] > 0 && js[j] > 0) {
+                        set_threads((int)js[j]);
+                        rc |= bench_kernels(list[c], (size_t)hs[i],
+                                            (int)js[j], iters, dims.T,
+                                            dims.B, dims.X);
+                    }
     }
     if (onednn) {
         if (strategies)

@@ -30,6 +30,34 @@ static inline double expt_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* text for a one-line message: control bytes and bytes past ASCII as
+ * \xNN, '\' as "\\", cut with "..." to fit buf[cap] (cap >= 8) */
+static inline void expt_escape(char *buf, size_t cap, const char *text)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        const int plain = *p >= 0x20 && *p < 0x7f && *p != '\\';
+        const size_t need = plain ? 1 : *p == '\\' ? 2 : 4;
+        if (k + need + 4 > cap) {
+            memcpy(buf + k, "...", 4);
+            return;
+        }
+        if (plain) {
+            buf[k++] = (char)*p;
+        } else if (*p == '\\') {
+            buf[k++] = '\\';
+            buf[k++] = '\\';
+        } else {
+            buf[k++] = '\\';
+            buf[k++] = 'x';
+            buf[k++] = hex[*p >> 4];
+            buf[k++] = hex[*p & 15];
+        }
+    }
+    buf[k] = 0;
+}
+
 /* Log-spaced lengths first..top, n per decade, rounded, distinct, top
  * last; at most max of them.  Returns how many. */
 static inline size_t expt_log_lengths(size_t *len, size_t max, double first,

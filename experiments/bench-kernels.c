@@ -104,19 +104,20 @@ void bench_kernels_header(int iters, const char *blas)
            "# s, min, max: seconds per iteration; vs_cblas: median of the "
            "side-by-side ratios to the cblas iteration of the same round "
            "(< 1: faster), lo-hi their range; gflops: recurrent-layer GEMM "
-           "flops per second at the median; roof: the FMA throughput of "
+           "flops per second at the median (every layer); roof: the FMA throughput of "
            "the path's vectors on registers at thr threads (cblas: the "
            "widest), roof%%: gflops / roof; gap: gradients' relative "
            "distance to the widest kernel's (0: the same bits)\n",
            iters);
     printf("# OpenBLAS kernels (the cblas path): %s\n", blas);
-    printf("%-5s %4s %3s %-7s %8s %8s %8s %8s %11s %8s %7s %6s %8s\n",
-           "cell", "H", "thr", "path", "s", "min", "max", "vs_cblas",
+    printf("%-5s %2s %4s %4s %3s %-7s %8s %8s %8s %8s %11s %8s %7s %6s "
+           "%8s\n",
+           "cell", "L", "B", "H", "thr", "path", "s", "min", "max", "vs_cblas",
            "lo-hi", "gflops", "roof", "roof%", "gap");
 }
 
-int bench_kernels(const bptt_cell_type *cell, size_t H, int threads,
-                  int iters, size_t T, size_t B, size_t X)
+int bench_kernels(const bptt_cell_type *cell, size_t L, size_t H,
+                  int threads, int iters, size_t T, size_t B, size_t X)
 {
     static const char *const names[PATHS] = {"cblas", "avx2", "avx512"};
     static const int lanes[PATHS] = {0, 8, 16};
@@ -124,7 +125,7 @@ int bench_kernels(const bptt_cell_type *cell, size_t H, int threads,
     snprintf(was, sizeof was, "%s", bptt_cell_kernel());
     path ps[PATHS];
     int n = 0, rc = 1;
-    const bptt_session_spec sp = {.cell = cell, .layers = 1, .hidden = H,
+    const bptt_session_spec sp = {.cell = cell, .layers = L, .hidden = H,
                                   .batch = B, .length = T, .input = X,
                                   .task = "copy", .seed = 1};
     memset(ps, 0, sizeof ps);
@@ -192,9 +193,9 @@ int bench_kernels(const bptt_cell_type *cell, size_t H, int threads,
                                 : bench_fma_peak_lanes(threads, ps[k].lanes);
         char range[32];
         snprintf(range, sizeof range, "%.3f-%.3f", tmp[0], tmp[m - 1]);
-        printf("%-5s %4zu %3d %-7s %8.4f %8.4f %8.4f %8.3f %11s %8.1f "
-               "%7.1f %5.0f%% %8.1e\n",
-               cell->name, H, threads, ps[k].name, med, lo, hi, r, range,
+        printf("%-5s %2zu %4zu %4zu %3d %-7s %8.4g %8.4g %8.4g %8.3f %11s "
+               "%8.1f %7.1f %5.0f%% %8.1e\n",
+               cell->name, L, B, H, threads, ps[k].name, med, lo, hi, r, range,
                gf / med, roof, roof > 0 ? 100 * gf / med / roof : NAN,
                gap[k]);
     }

@@ -39,7 +39,8 @@
  * usage: bench-train [-m strategies|onednn|both|kernels]
  *                    [-g cblas|avx2|avx512] [-r ROUNDS] [-n ITERS]
  *                    [-v] [-c CELL,...] [-H H,...] [-j THREADS,...]
- *                    [-k STEPS,...] [-T T] [-B B] [-X X]
+ *                    [-k STEPS,...] [-L LAYERS] [-T T] [-B B] [-X X]
+ *   -L: layers, for -m kernels (the other tables are of one layer);
  *   -g: the path of our side's per-step GEMMs in the strategies and
  *   oneDNN tables (default: the widest kernel the CPU has; avx2 also
  *   takes the FMA roof on AVX2's vectors);
@@ -610,6 +611,7 @@ int main(int argc, char **argv)
     int rounds = 3, n_h = 3, n_j = 1, n_k = 1, iters = 12, verbose = 0;
     int64_t hs[8] = {128, 256, 512}, js[8], ks[8] = {0}, v;
     const char *cells = "lstm,rnn", *mode = "both", *kernel = NULL;
+    size_t layers = 1;
     js[0] = 1;
 #ifdef _OPENMP
     if (omp_get_max_threads() > 1)
@@ -617,7 +619,7 @@ int main(int argc, char **argv)
 #endif
     int o;
     opterr = 0; /* one line of our own below */
-    while ((o = getopt(argc, argv, "m:g:r:n:vc:H:j:k:T:B:X:")) != -1) {
+    while ((o = getopt(argc, argv, "m:g:r:n:vc:H:j:k:L:T:B:X:")) != -1) {
         switch (o) {
         case 'm': mode = optarg; break;
         case 'g': kernel = optarg; break;
@@ -646,6 +648,11 @@ int main(int argc, char **argv)
                                    ks)) < 0)
                 return 2;
             break;
+        case 'L':
+            if (positive_option(o, optarg, 16, &v) != 0)
+                return 2;
+            layers = (size_t)v;
+            break;
         case 'T': case 'B': case 'X':
             if (positive_option(o, optarg, 1000000, &v) != 0)
                 return 2;
@@ -657,7 +664,8 @@ int main(int argc, char **argv)
                             "[-m strategies|onednn|both|kernels] "
                             "[-g cblas|avx2|avx512] [-r ROUNDS] [-n ITERS] [-v] [-c CELL,...] "
                             "[-H H,...] "
-                            "[-j THREADS,...] [-k STEPS,...] [-T T] [-B B] "
+                            "[-j THREADS,...] [-k STEPS,...] [-L LAYERS] "
+                            "[-T T] [-B B] "
                             "[-X X])\n", optopt ? optopt : o);
             return 2;
         }
@@ -671,6 +679,11 @@ int main(int argc, char **argv)
         expt_escape(shown, sizeof shown, mode);
         fprintf(stderr, "bench-train: -m wants strategies, onednn, both or "
                         "kernels, not '%s'\n", shown);
+        return 2;
+    }
+    if (layers != 1 && !kernels) {
+        fprintf(stderr, "bench-train: -L (layers) is for -m kernels; the "
+                        "strategies and oneDNN tables are of one layer\n");
         return 2;
     }
     if (kernel && bptt_cell_kernel_use(kernel) != 0) {
@@ -750,7 +763,7 @@ int main(int argc, char **argv)
                 for (int j = 0; j < n_j; j++)
                     if (hs[i] > 0 && js[j] > 0) {
                         set_threads((int)js[j]);
-                        rc |= bench_kernels(list[c], (size_t)hs[i],
+                        rc |= bench_kernels(list[c], layers, (size_t)hs[i],
                                             (int)js[j], iters, dims.T,
                                             dims.B, dims.X);
                     }

@@ -58,7 +58,28 @@ no)
 *) fail "BENCH_DNNL is '$BENCH_DNNL' (yes or no)" ;;
 esac
 
-for bad in "-n 0" "-m bogus" "-T x"; do
+# -m kernels: one row per path this CPU has, cblas first; the times
+# ordered, the ratio to cblas 1 on cblas's row, the two kernels' gradients
+# the same bits (gap 0) and cblas's within rounding; 2 layers, B = 5
+"$BENCH" -m kernels -L 2 -T 12 -B 5 -X 3 -H 13 -j 1 -n 3 -c gru \
+    >"$tmp/out" 2>"$tmp/err" || fail "bench-train -m kernels: $(cat "$tmp/err")"
+[ ! -s "$tmp/err" ] || fail "bench-train -m kernels: stderr: $(cat "$tmp/err")"
+grep -v '^#' "$tmp/out" | sed 1d >"$tmp/rows"
+want=cblas
+grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && want="$want avx2"
+grep -qw avx512f /proc/cpuinfo && want="$want avx512"
+[ "$(cut -c1- "$tmp/rows" | awk '{ printf "%s%s", n++ ? " " : "", $6 }')" = "$want" ] ||
+    fail "bench-train -m kernels: paths are not $want: $(cat "$tmp/rows")"
+awk '{ if (!($1 == "gru" && $2 == 2 && $3 == 5 && $4 == 13 &&
+             $8 <= $7 && $7 <= $9 && $10 > 0 && $12 > 0 &&
+             ($6 == "cblas" ? $10 == 1 && $15 < 1e-3 : $15 == 0))) {
+           print; exit 1 } }' "$tmp/rows" ||
+    fail "bench-train -m kernels: $(cat "$tmp/rows")"
+for p in avx2 avx512; do
+    case " $want " in *" $p "*) ;; *) echo "SKIP: bench-train -m kernels on $p: this CPU lacks it" ;; esac
+done
+
+for bad in "-n 0" "-m bogus" "-T x" "-g bogus" "-L 2 -m onednn" "-L 0"; do
     rc=0
     # shellcheck disable=SC2086 # the option and its value, split on purpose
     "$BENCH" $bad -c lstm >"$tmp/out" 2>"$tmp/err" || rc=$?

@@ -117,7 +117,8 @@ void bench_kernels_header(int iters, const char *blas)
 }
 
 int bench_kernels(const bptt_cell_type *cell, size_t L, size_t H,
-                  int threads, int iters, size_t T, size_t B, size_t X)
+                  int threads, int iters, size_t T, size_t B, size_t X,
+                  const char *only)
 {
     static const char *const names[PATHS] = {"cblas", "avx2", "avx512"};
     static const int lanes[PATHS] = {0, 8, 16};
@@ -130,7 +131,8 @@ int bench_kernels(const bptt_cell_type *cell, size_t L, size_t H,
                                   .task = "copy", .seed = 1};
     memset(ps, 0, sizeof ps);
     for (int k = 0; k < PATHS; k++) {
-        if (!bptt_cell_kernel_has(names[k]))
+        if (!bptt_cell_kernel_has(names[k]) ||
+            (only && k > 0 && strcmp(only, names[k]) != 0))
             continue;
         ps[n].name = names[k];
         ps[n].lanes = lanes[k];

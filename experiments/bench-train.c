@@ -43,7 +43,9 @@
  *   -L: layers, for -m kernels (the other tables are of one layer);
  *   -g: the path of our side's per-step GEMMs in the strategies and
  *   oneDNN tables (default: the widest kernel the CPU has; avx2 also
- *   takes the FMA roof on AVX2's vectors);
+ *   takes the FMA roof on AVX2's vectors); with -m kernels, the one kernel
+ *   set beside cblas (default: every path; no AVX-512 code then runs in
+ *   the process with -g avx2, as on a CPU without it);
  *   defaults: both tables, 3 rounds, 12 iterations against oneDNN and
  *   between the paths,
  *   lstm,rnn, 128,256,512, 1 and omp_get_max_threads(), K = the model's
@@ -765,7 +767,7 @@ int main(int argc, char **argv)
                         set_threads((int)js[j]);
                         rc |= bench_kernels(list[c], layers, (size_t)hs[i],
                                             (int)js[j], iters, dims.T,
-                                            dims.B, dims.X);
+                                            dims.B, dims.X, kernel);
                     }
     }
     if (onednn) {

@@ -1292,7 +1292,7 @@ START_TEST(test_workspace_bytes)
     ck_assert_uint_eq(m->wgrad_bytes, want * sizeof(real));
     size_t packed = 0;
     for (size_t l = 0; l < m->L; l++)
-        packed += bptt_cell_packed_len(G, m->ws[l].X, m->H);
+        packed += bptt_cell_packed_len_for(G, m->ws[l].X, m->H, l > 0);
     if (packed) /* the kernel's output layer reads Wo^T (H, V) */
         packed += m->H * m->V;
     ck_assert_uint_eq(m->wpack_bytes, packed * sizeof(real));

@@ -52,6 +52,9 @@ typedef struct {
                           the ops are given, or NULL: cblas on W */
     int kernel;        /* the products' kernel, fixed when the workspace is
                           made (0: cblas; bptt_cell_kernel names them) */
+    int wpack_dx;      /* 1: wpack holds all of W's X+H columns for the
+                          backward op, which then gives dx and dh_prev from
+                          it; 0: W's h columns, for dh_prev alone */
 } bptt_cell_ws;
 
 /* A cell is its sizes and its parts over rows of the batch; the library
@@ -219,12 +222,16 @@ void bptt_cell_gemm(size_t M, size_t N, size_t K,
                     int beta);
 
 /* Reals of W packed for the kernel chosen, for a cell with G gates, input
- * X and hidden H: W^T for the forward op and W's h columns for dh_prev,
+ * X and hidden H: W^T for the forward op and W's h columns for dh_prev
+ * (or, with_dx, all its columns, for a layer that hands dx down),
  * each rounded up to the kernel's panels (about twice W); 0 on cblas (then
  * nothing is packed and ws->wpack stays NULL).  bptt_cell_pack_weights
- * writes it from W (G*H, X+H) for ws->kernel, which must be the kernel it
- * was sized for; it must be redone whenever W changes. */
+ * writes it from W (G*H, X+H) for ws->kernel and ws->wpack_dx, which
+ * must be those it was sized for; it must be redone whenever W changes. */
 size_t bptt_cell_packed_len(size_t G, size_t X, size_t H);
+/* the same, with_dx: for a workspace with wpack_dx set (all of W's
+ * columns in the backward's packing: about X/H more) */
+size_t bptt_cell_packed_len_for(size_t G, size_t X, size_t H, int with_dx);
 void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G,
                             const bptt_real *W, bptt_real *wpack);
 

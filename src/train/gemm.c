@@ -286,13 +286,18 @@ static size_t packed_fwd_len(size_t nr, size_t G, size_t X, size_t H)
     return (G * H + nr - 1) / nr * nr * (X + H);
 }
 
-size_t bptt_cell_packed_len(size_t G, size_t X, size_t H)
+size_t bptt_cell_packed_len_for(size_t G, size_t X, size_t H, int with_dx)
 {
     const int kernel = bptt_gemm_kernel();
     if (kernel == BPTT_GEMM_CBLAS)
         return 0;
-    const size_t nr = bptt_gemm_nr(kernel);
-    return packed_fwd_len(nr, G, X, H) + (H + nr - 1) / nr * nr * G * H;
+    const size_t nr = bptt_gemm_nr(kernel), cols = with_dx ? X + H : H;
+    return packed_fwd_len(nr, G, X, H) + (cols + nr - 1) / nr * nr * G * H;
+}
+
+size_t bptt_cell_packed_len(size_t G, size_t X, size_t H)
+{
+    return bptt_cell_packed_len_for(G, X, H, 0);
 }
 
 /* B (K, N), element (k, j) at src[k * ks + j * js], into panels of nr
@@ -314,8 +319,11 @@ void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G, const real *W,
     const size_t X = ws->X, H = ws->H, XH = X + H, GH = G * H;
     const size_t nr = bptt_gemm_nr(ws->kernel);
     pack_panels(wpack, nr, W, XH, GH, 1, XH); /* W^T: (k, j) = W[j][k] */
-    pack_panels(wpack + packed_fwd_len(nr, G, X, H), nr, W + X, GH, H, XH,
-                1);                           /* W_h: (k, j) = W[k][X + j] */
+    real *back = wpack + packed_fwd_len(nr, G, X, H);
+    if (ws->wpack_dx) /* all of W: (k, j) = W[k][j], for [dx, dh_prev] */
+        pack_panels(back, nr, W, GH, XH, XH, 1);
+    else              /* W_h: (k, j) = W[k][X + j] */
+        pack_panels(back, nr, W + X, GH, H, XH, 1);
 }
 
 /* ---- the products, described (gemm.h) ---------------------------------- */
@@ -354,6 +362,14 @@ bptt_gemm_prod bptt_gemm_dxh_prod(const bptt_cell_ws *ws, size_t G,
                                   const real *W, const real *dgates)
 {
     const size_t XH = ws->X + ws->H, GH = G * ws->H;
+    if (ws->wpack && ws->wpack_dx) { /* all of W packed: the same sums */
+        const size_t nr = bptt_gemm_nr(ws->kernel);
+        return (bptt_gemm_prod){ws->B, XH, GH, GH, dgates, NULL, GH, 0, 0,
+                                ws->wpack + packed_fwd_len(nr, G, ws->X,
+                                                           ws->H),
+                                nr, GH * nr, ws->dxh, XH, NULL, 0,
+                                ws->kernel};
+    }
     return bptt_gemm_plain_prod(ws->kernel, ws->B, XH, GH, dgates, GH, 0, W,
                                 XH, ws->dxh, XH, NULL, 0);
 }
@@ -419,14 +435,21 @@ void bptt_gemm_gates_backward(const bptt_cell_ws *ws, size_t G,
             db[j] += (double)d[j];
     }
     if (dx) {
-        gemm_on(ws->kernel, B, XH, GH, dgates, GH, W, XH, ws->dxh, XH, 0);
+#ifdef HAVE_KERNEL
+        if (ws->kernel != BPTT_GEMM_CBLAS) {
+            const gemm_args g = bptt_gemm_dxh_prod(ws, G, W, dgates);
+            kernel_gemm(&g);
+        } else
+#endif
+            gemm_on(ws->kernel, B, XH, GH, dgates, GH, W, XH, ws->dxh, XH,
+                    0);
         for (size_t r = 0; r < B; r++) {
             memcpy(dx + r * X, ws->dxh + r * XH, X * sizeof(real));
             memcpy(dh_prev + r * H, ws->dxh + r * XH + X, H * sizeof(real));
         }
     } else { /* only the h columns of W: skip the input's share */
 #ifdef HAVE_KERNEL
-        if (ws->wpack && ws->kernel != BPTT_GEMM_CBLAS) {
+        if (ws->wpack && !ws->wpack_dx && ws->kernel != BPTT_GEMM_CBLAS) {
             /* W_h packed: same sums, in order */
             const gemm_args g = bptt_gemm_dh_prod(ws, G, dgates, dh_prev);
             kernel_gemm(&g);

@@ -82,7 +82,8 @@ static void layout_of(const bptt_cell_type *cell, size_t L, size_t B,
         z->wgrad_xh_off[l] = z->wgrad_xh;
         z->wgrad_xh += k * b * ((double)in + h);
         if (gh * ((double)in + h) < 1e15) /* no overflow in size_t */
-            z->wpack[l] = (double)bptt_cell_packed_len(cell->gates, in, H);
+            z->wpack[l] = (double)bptt_cell_packed_len_for(cell->gates, in,
+                                                            H, l > 0);
         else if (bptt_gemm_kernel_on()) /* past any memory: unpadded */
             z->wpack[l] = 2 * gh * ((double)in + h);
     }
@@ -148,7 +149,8 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     }
     for (size_t l = 0; l < L; l++) {
         m->ws[l] = (bptt_cell_ws){B, layer_input(m, l), H, m->scratch_xh,
-                                  m->scratch_dxh, NULL, bptt_gemm_kernel()};
+                                  m->scratch_dxh, NULL, bptt_gemm_kernel(),
+                                  0};
         const size_t len = (size_t)z.wpack[l];
         if (len) {
             m->wpack[l] = bptt_mem_get(mem, BPTT_MEM_WORKING, len * rb);
@@ -157,6 +159,8 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
                 return BPTT_ENOMEM;
             }
             m->ws[l].wpack = m->wpack[l];
+            m->ws[l].wpack_dx = l > 0; /* a layer above the first hands dx
+                                          down: all of W packed for it */
             m->wpack_bytes += len * rb;
         }
     }

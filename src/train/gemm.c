@@ -79,21 +79,7 @@ typedef __mmask16 vmask_avx512;
 #define vmask vmask_avx512
 #define MR 8
 #define NV 2
-#include "gemm_kernel.h"
-#undef KSUF
-#undef KTARGET
-#undef vreal
-#undef vmask
-#undef VL
-#undef V_LOAD
-#undef V_MLOAD
-#undef V_MSTORE
-#undef V_SET1
-#undef V_FMA
-#undef V_ZERO
-#undef V_MASK
-#undef MR
-#undef NV
+#include "gemm_kernel.h" /* which undefines the above */
 
 /* AVX2 and FMA: masks are vectors of lanes, all ones where a lane is in */
 #define KSUF avx2
@@ -127,21 +113,7 @@ typedef __m256i vmask_avx2;
 #define vmask vmask_avx2
 #define MR 6
 #define NV 2
-#include "gemm_kernel.h"
-#undef KSUF
-#undef KTARGET
-#undef vreal
-#undef vmask
-#undef VL
-#undef V_LOAD
-#undef V_MLOAD
-#undef V_MSTORE
-#undef V_SET1
-#undef V_FMA
-#undef V_ZERO
-#undef V_MASK
-#undef MR
-#undef NV
+#include "gemm_kernel.h" /* which undefines the above */
 
 static void kernel_gemm(const gemm_args *g)
 {

@@ -12,7 +12,8 @@
  *   MR            rows of a tile (at most 8)
  *   NV            vectors across a tile
  *
- * and undefines them after.  Everything here is static, so each instance
+ * and undefines them at its end, so that the next instance can define
+ * its own.  Everything here is static, so each instance
  * is its own; the only names it gives gemm.c are kgemm_KSUF (a whole
  * product, threads of its own) and kpart_KSUF (a thread's share of one,
  * inside a region), and knr_KSUF, its panel width.
@@ -258,3 +259,18 @@ static void KFN(kgemm)(const gemm_args *g)
 #undef KFN
 #undef KPASTE
 #undef KPASTE2
+/* the parameters */
+#undef KSUF
+#undef KTARGET
+#undef vreal
+#undef vmask
+#undef VL
+#undef V_LOAD
+#undef V_MLOAD
+#undef V_MSTORE
+#undef V_SET1
+#undef V_FMA
+#undef V_ZERO
+#undef V_MASK
+#undef MR
+#undef NV

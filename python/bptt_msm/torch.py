@@ -82,14 +82,6 @@ class _Ledger:
         self.live = {}
 
 
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 def _hooks(ledger):
     return torch.autograd.graph.saved_tensors_hooks(
         lambda t: _Packed(t, ledger), lambda p: p.tensor)

@@ -231,12 +231,12 @@ int bptt_cell_kernel_has(const char *name)
     return k >= 0 && k <= kernel_possible();
 }
 
-/* C (M, N) = A (M, K) Bm (K, N) [+ C if beta], on the kernel chosen */
-void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
-                    const real *Bm, size_t ldb, real *C, size_t ldc, int beta)
+/* C (M, N) = A Bm [+ C], A and Bm row-major, on kernel (or cblas) */
+static void gemm_on(int kernel, size_t M, size_t N, size_t K, const real *A,
+                    size_t lda, const real *Bm, size_t ldb, real *C,
+                    size_t ldc, int beta)
 {
 #ifdef HAVE_KERNEL
-    const int kernel = bptt_gemm_kernel();
     if (kernel != BPTT_GEMM_CBLAS) {
         const gemm_args g = bptt_gemm_plain_prod(kernel, M, N, K, A, lda, 0,
                                                  Bm, ldb, C, ldc, NULL, beta);
@@ -247,6 +247,13 @@ void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
     REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
               (int)K, 1, A, (int)lda, Bm, (int)ldb, beta ? 1 : 0, C,
               (int)ldc);
+}
+
+/* C (M, N) = A (M, K) Bm (K, N) [+ C if beta], on the kernel chosen */
+void bptt_cell_gemm(size_t M, size_t N, size_t K, const real *A, size_t lda,
+                    const real *Bm, size_t ldb, real *C, size_t ldc, int beta)
+{
+    gemm_on(bptt_gemm_kernel(), M, N, K, A, lda, Bm, ldb, C, ldc, beta);
 }
 
 /* wpack holds two packings: W^T in panels of NR of its G*H columns
@@ -372,24 +379,6 @@ void bptt_gemm_gates(const bptt_cell_ws *ws, size_t G, const real *W,
         memcpy(out + r * GH, bias, GH * sizeof(real));
     REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)GH,
               (int)XH, 1, ws->xh, (int)XH, W, (int)XH, 1, out, (int)GH);
-}
-
-/* C (M, N) = A Bm [+ C], A and Bm row-major, on kernel (or cblas) */
-static void gemm_on(int kernel, size_t M, size_t N, size_t K, const real *A,
-                    size_t lda, const real *Bm, size_t ldb, real *C,
-                    size_t ldc, int beta)
-{
-#ifdef HAVE_KERNEL
-    if (kernel != BPTT_GEMM_CBLAS) {
-        const gemm_args g = bptt_gemm_plain_prod(kernel, M, N, K, A, lda, 0,
-                                                 Bm, ldb, C, ldc, NULL, beta);
-        kernel_gemm(&g);
-        return;
-    }
-#endif
-    REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N,
-              (int)K, 1, A, (int)lda, Bm, (int)ldb, beta ? 1 : 0, C,
-              (int)ldc);
 }
 
 /* db += dgates' rows, one after the other (in double); then dx (if

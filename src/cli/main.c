@@ -9,6 +9,7 @@
 #include "config.h"
 #include "git-revision.h"
 #include "blascore.h"
+#include "cell.h"
 #include "train/aslimit.h"
 #include "cli.h"
 
@@ -146,6 +147,18 @@ int main(int argc, char **argv)
                          bptt_isa_name(cpu),
                          bptt_blas_core_for_isa(cpu) ? bptt_blas_core_for_isa(cpu)
                                                      : "Prescott");
+    /* the cells' GEMM path: a name the library does not know would be
+     * passed over for the widest kernel, and the run not be the one asked
+     * for */
+    const char *gemm = getenv("BPTT_GEMM_KERNEL");
+    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "compare") == 0) &&
+        gemm && !bptt_cell_kernel_known(gemm))
+        return cli_error(EXIT_USAGE, argv[1], "BPTT_GEMM_KERNEL=%.32s%s names "
+                         "no GEMM path: set it to cblas, avx2 or avx512 (this "
+                         "CPU runs %s%s), or unset it for the widest",
+                         gemm, strlen(gemm) > 32 ? "..." : "",
+                         bptt_cell_kernel_has("avx2") ? "avx2" : "cblas",
+                         bptt_cell_kernel_has("avx512") ? " and avx512" : "");
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
         strcmp(cmd, "help") == 0) {

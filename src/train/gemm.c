@@ -225,6 +225,11 @@ int bptt_cell_kernel_use(const char *name)
     return 0;
 }
 
+int bptt_cell_kernel_known(const char *name)
+{
+    return name && kernel_named(name) >= 0;
+}
+
 int bptt_cell_kernel_has(const char *name)
 {
     const int k = name ? kernel_named(name) : -1;

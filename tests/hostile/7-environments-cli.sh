@@ -48,3 +48,20 @@ hcase "no terminal, C locale: bptt plan answers"
 hrun env -i PATH=/usr/bin:/bin "$BPTT" plan --length 1000 --memory 5%
 if [ "$hrc" -eq 0 ] && grep -q '^msm  *1000 ' out && [ ! -s err ]; then hpass
 else hfail "exit $hrc, stdout $(shown out), stderr $(shown err)"; fi
+
+# BPTT_GEMM_KERNEL: a name that is no GEMM path (a typo, an oversized
+# value, control bytes) is refused in one line before any work; a known
+# one runs and is the path the result records
+for bad in avx3 "" "$(printf 'avx2\033[2J')" "$(head -c 5000 /dev/zero | tr '\0' a)"; do
+    hcase "BPTT_GEMM_KERNEL='$(printf %s "$bad" | head -c 12 | od -An -c | tr -d ' \n')': bptt run refuses"
+    hrun env BPTT_GEMM_KERNEL="$bad" "$BPTT" run --length 5 --hidden 4 --batch 2 --input 3 --iters 1
+    if expect_refusal 2; then
+        if grep -q 'BPTT_GEMM_KERNEL=.*names no GEMM path' err &&
+            ! grep -q "$(printf '\033')" err && [ "$(wc -c <err)" -lt 400 ]; then hpass
+        else hfail "message: $(shown err)"; fi
+    fi
+done
+hcase "BPTT_GEMM_KERNEL=cblas: bptt run records the cblas path"
+hrun env BPTT_GEMM_KERNEL=cblas "$BPTT" run --length 5 --hidden 4 --batch 2 --input 3 --iters 1 --format json
+if [ "$hrc" -eq 0 ] && grep -q '"gemm_kernel":"cblas"' out; then hpass
+else hfail "exit $hrc, stdout $(shown out), stderr $(shown err)"; fi

@@ -45,7 +45,7 @@
 #else
 #define ROWS(name, args, call)                                               \
     static void name##_plain args { name call; }
-#define ROW_CALL(name, wide) ((void)(wide), name##_plain)
+#define ROW_CALL(name, kernel) ((void)(kernel), name##_plain)
 #endif
 #define INLINE __attribute__((always_inline)) static inline
 
@@ -157,10 +157,10 @@ static void rnn_forward_rows(const bptt_cell_ws *ws, const real *state_in,
 {
     const size_t H = ws->H, n = ws->B * H;
     real *h = s_out + n;
-    const int wide = ws->kernel;
+    const int kernel = ws->kernel;
     memcpy(s_out + r0 * H, state_in + r0 * H, (r1 - r0) * H * sizeof(real));
     for (size_t r = r0; r < r1; r++)
-        ROW_CALL(tanh_row, wide)(H, h + r * H, state_out + r * H);
+        ROW_CALL(tanh_row, kernel)(H, h + r * H, state_out + r * H);
 }
 
 static void rnn_backward_rows(const bptt_cell_ws *ws, const real *s,
@@ -258,12 +258,12 @@ static void lstm_forward_rows(const bptt_cell_ws *ws, const real *state_in,
     const real *c_prev = state_in + n;
     real *act = s_out + 2 * n, *c = s_out + 6 * n;
     real *h_new = state_out, *c_new = state_out + n;
-    const int wide = ws->kernel;
+    const int kernel = ws->kernel;
     const size_t len = (r1 - r0) * H * sizeof(real);
     memcpy(s_out + r0 * H, state_in + r0 * H, len);         /* h_prev */
     memcpy(s_out + n + r0 * H, state_in + n + r0 * H, len); /* c_prev */
     for (size_t r = r0; r < r1; r++)
-        ROW_CALL(lstm_fwd_row, wide)(H, act + r * 4 * H, c_prev + r * H,
+        ROW_CALL(lstm_fwd_row, kernel)(H, act + r * 4 * H, c_prev + r * H,
                                      c + r * H, c_new + r * H,
                                      h_new + r * H);
 }
@@ -278,9 +278,9 @@ static void lstm_backward_rows(const bptt_cell_ws *ws, const real *s,
     const real *c_prev = s + n, *act = s + 2 * n, *c = s + 6 * n;
     const real *dh = dstate, *dc_in = dstate + n;
     real *dc_prev = dstate_prev + n;
-    const int wide = ws->kernel;
+    const int kernel = ws->kernel;
     for (size_t r = r0; r < r1; r++)
-        ROW_CALL(lstm_bwd_row, wide)(H, act + r * 4 * H, c + r * H,
+        ROW_CALL(lstm_bwd_row, kernel)(H, act + r * 4 * H, c + r * H,
                                      c_prev + r * H, dh + r * H,
                                      dc_in + r * H, dgates + r * 4 * H,
                                      dc_prev + r * H);
@@ -291,9 +291,9 @@ static const real *lstm_h_rows(const bptt_cell_ws *ws, const real *s,
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
     const real *act = s + 2 * n, *c = s + 6 * n;
-    const int wide = ws->kernel;
+    const int kernel = ws->kernel;
     for (size_t r = r0; r < r1; r++)
-        ROW_CALL(lstm_h_row, wide)(H, act + r * 4 * H + 2 * H, c + r * H,
+        ROW_CALL(lstm_h_row, kernel)(H, act + r * 4 * H + 2 * H, c + r * H,
                                    scratch + r * H);
     return scratch;
 }
@@ -380,10 +380,10 @@ static void gru_forward_rows(const bptt_cell_ws *ws, const real *state_in,
 {
     const size_t B = ws->B, H = ws->H, n = B * H;
     real *act = s_out + n;
-    const int wide = ws->kernel;
+    const int kernel = ws->kernel;
     memcpy(s_out + r0 * H, state_in + r0 * H, (r1 - r0) * H * sizeof(real));
     for (size_t r = r0; r < r1; r++)
-        ROW_CALL(gru_fwd_row, wide)(H, act + r * 4 * H, state_in + r * H,
+        ROW_CALL(gru_fwd_row, kernel)(H, act + r * 4 * H, state_in + r * H,
                                     state_out + r * H);
 }
 

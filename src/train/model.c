@@ -32,6 +32,10 @@ static size_t layer_input(const bptt_model *m, size_t l)
     return l == 0 ? m->X : m->H;
 }
 
+/* a layer above the first hands dx down to the one below: its backward
+ * reads all of W, so the kernel keeps all of it packed (gemm.c) */
+static int layer_hands_dx(size_t l) { return l > 0; }
+
 /* size products that cannot overflow: every factor is checked first */
 static int sizes_ok(size_t L, size_t B, size_t X, size_t H, size_t V)
 {
@@ -82,8 +86,8 @@ static void layout_of(const bptt_cell_type *cell, size_t L, size_t B,
         z->wgrad_xh_off[l] = z->wgrad_xh;
         z->wgrad_xh += k * b * ((double)in + h);
         if (gh * ((double)in + h) < 1e15) /* no overflow in size_t */
-            z->wpack[l] = (double)bptt_cell_packed_len_for(cell->gates, in,
-                                                            H, l > 0);
+            z->wpack[l] = (double)bptt_cell_packed_len_for(
+                cell->gates, in, H, layer_hands_dx(l));
         else if (bptt_gemm_kernel_on()) /* past any memory: unpadded */
             z->wpack[l] = 2 * gh * ((double)in + h);
     }
@@ -159,8 +163,7 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
                 return BPTT_ENOMEM;
             }
             m->ws[l].wpack = m->wpack[l];
-            m->ws[l].wpack_dx = l > 0; /* a layer above the first hands dx
-                                          down: all of W packed for it */
+            m->ws[l].wpack_dx = layer_hands_dx(l);
             m->wpack_bytes += len * rb;
         }
     }

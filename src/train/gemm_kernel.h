@@ -43,6 +43,10 @@ enum { KFN(knr) = KNR };
  * (see tile_at), so the accumulators live in registers; at: A is read
  * transposed (the rows of a k lie side by side). */
 #define KUNROLL _Pragma("GCC unroll 8")
+/* ahead, ahead_every: a tile asks for one row of Bm's next panel (ahead,
+ * then ahead + ldb, ...) after every ahead_every of its k; NO_AHEAD: never
+ * (the count does not run out within any K) */
+#define NO_AHEAD 0xffffffffu
 #define K_BLOAD(v) (full ? V_LOAD(b + (v) * VL) : V_MLOAD(mask[v], b + (v) * VL))
 #define K_STEP(AR)                                                           \
     do {                                                                     \
@@ -59,13 +63,22 @@ enum { KFN(knr) = KNR };
         const real *ar[MR];                                                  \
         KUNROLL for (int r = 0; r < mr; r++) ar[r] = (A) + r * (lda);        \
         const size_t kend = (kn);                                            \
-        for (size_t k = 0; k < kend; k++, b += ldb)                          \
+        for (size_t k = 0; k < kend; k++, b += ldb) {                        \
             K_STEP(ar[r][k]);                                                \
+            if (--ahead_in == 0) { /* a row of the next panel, to L2 */      \
+                ahead_in = ahead_every;                                      \
+                KUNROLL for (size_t o = 0; o < KNR; o += 64 / sizeof(real))  \
+                    __builtin_prefetch(ahead + o, 0, 2);                     \
+                ahead += ldb;                                                \
+            }                                                                \
+        }                                                                    \
     } while (0)
 __attribute__((always_inline)) KTARGET static inline void
 KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
-          size_t i, size_t p, const vmask *mask)
+          size_t i, size_t p, const vmask *mask, const real *ahead,
+          unsigned ahead_every)
 {
+    unsigned ahead_in = ahead_every;
     const size_t ldc = g->ldc, ldb = g->ldb;
     real *C = g->C + i * ldc + p * KNR;
     const real *b = g->Bm + p * g->pstride;
@@ -100,7 +113,8 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
 #define K_HEIGHT(n, at, full)                                                \
     case n:                                                                  \
         if ((n) <= MR)                                                       \
-            KFN(tile)((n) <= MR ? (n) : MR, at, full, g, i, p, mask);        \
+            KFN(tile)((n) <= MR ? (n) : MR, at, full, g, i, p, mask, ahead,    \
+                      ahead_every);                                          \
         break;
 #define K_HEIGHTS(at, full)                                                  \
     switch (g->M - i < MR ? g->M - i : MR) {                                 \
@@ -116,7 +130,8 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
     }
 __attribute__((always_inline)) KTARGET static inline void
 KFN(tile_at)(const int at, const gemm_args *g, size_t i, size_t p,
-             const vmask *mask, int full)
+             const vmask *mask, int full, const real *ahead,
+             unsigned ahead_every)
 {
     if (full) {
         K_HEIGHTS(at, 1)
@@ -147,7 +162,7 @@ KTARGET static void KFN(tiles)(const gemm_args *g, size_t p)
     vmask mask[NV];
     const int full = KFN(panel_masks)(g, p, mask);
     for (size_t i = 0; i < g->M; i += MR)
-        KFN(tile_at)(0, g, i, p, mask, full);
+        KFN(tile_at)(0, g, i, p, mask, full, NULL, NO_AHEAD);
 }
 
 /* Tiles [first, last) of the product, numbered panel by panel (the tiles
@@ -164,7 +179,17 @@ KTARGET static void KFN(tile_range_n)(const gemm_args *g, size_t first,
             p = k / per;
             full = KFN(panel_masks)(g, p, mask);
         }
-        KFN(tile_at)(0, g, (k % per) * MR, p, mask, full);
+        /* If the next panel is this thread's too, tile r of this one asks
+           for its rows from ceil(r K / per) on, one every per k: the
+           panel's tiles together ask for all of it, evenly, while they
+           work (doc/performance.md, "Asking for the next panel"). */
+        const size_t r = k % per;
+        const int next = (p + 1) * per < last;
+        KFN(tile_at)(0, g, r * MR, p, mask, full,
+                     next ? g->Bm + (p + 1) * g->pstride +
+                                (r * g->K + per - 1) / per * g->ldb
+                          : NULL,
+                     next ? (unsigned)per : NO_AHEAD);
     }
 }
 
@@ -210,7 +235,7 @@ KTARGET static void KFN(tile_range_t)(const gemm_args *g, size_t first,
             for (size_t p = p0; p < p1; p++) {
                 vmask mask[NV];
                 const int full = KFN(panel_masks)(g, p, mask);
-                KFN(tile_at)(1, &sub, 0, p, mask, full);
+                KFN(tile_at)(1, &sub, 0, p, mask, full, NULL, NO_AHEAD);
             }
             k = rb * panels + p1;
         }
@@ -255,6 +280,7 @@ static void KFN(kgemm)(const gemm_args *g)
 #undef K_STEP
 #undef K_BLOAD
 #undef KUNROLL
+#undef NO_AHEAD
 #undef KNR
 #undef KFN
 #undef KPASTE

@@ -6,6 +6,7 @@
  * cell.c. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "real_impl.h"
 #include "cell.h"
@@ -48,6 +49,20 @@ void bptt_gemm_concat(const bptt_cell_ws *ws, real *xh, const real *x,
 
 typedef bptt_gemm_prod gemm_args; /* gemm.h */
 #define KC_MAX 256 /* rows of k in a block of the weight gradient */
+
+/* A core's L2 in bytes, read with the CPU's features (kernel_possible);
+ * 1 MiB where the system does not say. */
+static size_t l2_bytes = (size_t)1 << 20;
+
+/* Rows of k the weight gradient takes at a time, for N columns of Bm:
+ * those rows fill a quarter of L2 (at 2 MiB, a half stalled on L2 misses
+ * and cost a fifth of the product's rate; doc/performance.md), 8 to
+ * KC_MAX. */
+static size_t wgrad_k_rows(size_t N)
+{
+    const size_t kc = l2_bytes / 4 / sizeof(real) / (N > 0 ? N : 1);
+    return kc < 8 ? 8 : kc > KC_MAX ? KC_MAX : kc;
+}
 
 /* AVX-512 */
 #define KSUF avx512
@@ -145,6 +160,9 @@ static int kernel_possible(void)
     static int possible = -1;
     if (possible < 0) {
         __builtin_cpu_init();
+        const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        if (l2 >= 65536) /* 0 or -1 where unknown */
+            l2_bytes = (size_t)l2;
         possible = __builtin_cpu_supports("avx512f") ? BPTT_GEMM_AVX512
                    : __builtin_cpu_supports("avx2") &&
                            __builtin_cpu_supports("fma")

@@ -97,6 +97,7 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
     if (at) {
         const real *a = g->A1 + i;
         const size_t lda = g->lda1;
+        _Pragma("GCC unroll 4")
         for (size_t k = 0; k < g->K; k++, b += ldb, a += lda)
             K_STEP(a[r]);
     } else {
@@ -197,17 +198,16 @@ KTARGET static void KFN(tile_range_n)(const gemm_args *g, size_t first,
  * G*H reals are often a power of two apart, so that the k of one tile fall
  * into a few cache sets): tiles [first, last) numbered row block by row
  * block (the panels of row block 0, then of row block 1, ...), taken kc
- * rows of k at a time: the kc rows of Bm (at most 512 KiB, half of a
- * 1 MiB L2, so that they stay in L2 while every row block passes over
- * them), and for each row block its A copied into kc rows of MR side by
- * side.  The sums are unchanged: each tile starts its next kc from the C
+ * rows of k at a time: the kc rows of Bm (a quarter of the core's L2,
+ * wgrad_k_rows in gemm.c, so that they stay in L2 while every row block
+ * passes over them), and for each row block its A copied into kc rows of
+ * MR side by side.  The sums are unchanged: each tile starts its next kc from the C
  * it stored (beta), so every element is still one sum over k in order. */
 KTARGET static void KFN(tile_range_t)(const gemm_args *g, size_t first,
                                       size_t last)
 {
     const size_t panels = (g->N + KNR - 1) / KNR;
-    size_t kc_len = (size_t)131072 / (g->N > 0 ? g->N : 1);
-    kc_len = kc_len < 8 ? 8 : kc_len > KC_MAX ? KC_MAX : kc_len;
+    const size_t kc_len = wgrad_k_rows(g->N);
     real pack[KC_MAX * MR];
     for (size_t kc = 0; kc < g->K; kc += kc_len) {
         const size_t kn = g->K - kc < kc_len ? g->K - kc : kc_len;

@@ -110,7 +110,7 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
             V_MSTORE(C + r * ldc + v * VL, mask[v], acc[r][v]);
 }
 
-/* One tile of any height (the rows left at i, at most MR). */
+/* One tile of height h (1 to MR) at row i. */
 #define K_HEIGHT(n, at, full)                                                \
     case n:                                                                  \
         if ((n) <= MR)                                                       \
@@ -118,7 +118,7 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
                       ahead_every);                                          \
         break;
 #define K_HEIGHTS(at, full)                                                  \
-    switch (g->M - i < MR ? g->M - i : MR) {                                 \
+    switch (h) {                                                             \
         K_HEIGHT(8, at, full)                                                \
         K_HEIGHT(7, at, full)                                                \
         K_HEIGHT(6, at, full)                                                \
@@ -130,7 +130,7 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
     default: break;                                                          \
     }
 __attribute__((always_inline)) KTARGET static inline void
-KFN(tile_at)(const int at, const gemm_args *g, size_t i, size_t p,
+KFN(tile_at)(const int at, const gemm_args *g, size_t i, size_t h, size_t p,
              const vmask *mask, int full, const real *ahead,
              unsigned ahead_every)
 {
@@ -157,13 +157,27 @@ KTARGET static int KFN(panel_masks)(const gemm_args *g, size_t p,
     return cols == KNR;
 }
 
-/* Every row of panel p: tiles of MR rows, then the rest. */
+/* The M rows of a panel go to per = ceil(M / MR) tiles whose heights
+ * differ by one at most: tile r starts at row r M / per.  (Tiles of MR
+ * rows and a rest would leave 32 rows on AVX2 as 6, 6, 6, 6, 6 and 2, and
+ * the tile of 2, with 4 sums to keep the FMA units busy, ran at a third
+ * of the others' rate.) */
+static inline size_t KFN(tile_row)(size_t r, size_t M, size_t per)
+{
+    return r * M / per;
+}
+
+/* Every row of panel p. */
 KTARGET static void KFN(tiles)(const gemm_args *g, size_t p)
 {
     vmask mask[NV];
     const int full = KFN(panel_masks)(g, p, mask);
-    for (size_t i = 0; i < g->M; i += MR)
-        KFN(tile_at)(0, g, i, p, mask, full, NULL, NO_AHEAD);
+    const size_t per = (g->M + MR - 1) / MR;
+    for (size_t r = 0; r < per; r++) {
+        const size_t i = KFN(tile_row)(r, g->M, per);
+        KFN(tile_at)(0, g, i, KFN(tile_row)(r + 1, g->M, per) - i, p, mask,
+                     full, NULL, NO_AHEAD);
+    }
 }
 
 /* Tiles [first, last) of the product, numbered panel by panel (the tiles
@@ -184,9 +198,10 @@ KTARGET static void KFN(tile_range_n)(const gemm_args *g, size_t first,
            for its rows from ceil(r K / per) on, one every per k: the
            panel's tiles together ask for all of it, evenly, while they
            work (doc/performance.md, "Asking for the next panel"). */
-        const size_t r = k % per;
+        const size_t r = k % per, i = KFN(tile_row)(r, g->M, per);
         const int next = (p + 1) * per < last;
-        KFN(tile_at)(0, g, r * MR, p, mask, full,
+        KFN(tile_at)(0, g, i, KFN(tile_row)(r + 1, g->M, per) - i, p, mask,
+                     full,
                      next ? g->Bm + (p + 1) * g->pstride +
                                 (r * g->K + per - 1) / per * g->ldb
                           : NULL,
@@ -235,7 +250,7 @@ KTARGET static void KFN(tile_range_t)(const gemm_args *g, size_t first,
             for (size_t p = p0; p < p1; p++) {
                 vmask mask[NV];
                 const int full = KFN(panel_masks)(g, p, mask);
-                KFN(tile_at)(1, &sub, 0, p, mask, full, NULL, NO_AHEAD);
+                KFN(tile_at)(1, &sub, 0, mr, p, mask, full, NULL, NO_AHEAD);
             }
             k = rb * panels + p1;
         }

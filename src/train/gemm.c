@@ -48,87 +48,26 @@ void bptt_gemm_concat(const bptt_cell_ws *ws, real *xh, const real *x,
 #include <immintrin.h>
 
 typedef bptt_gemm_prod gemm_args; /* gemm.h */
-#define KC_MAX 256 /* rows of k in a block of the weight gradient */
 
 /* A core's L2 in bytes, read with the CPU's features (kernel_possible);
  * 1 MiB where the system does not say. */
 static size_t l2_bytes = (size_t)1 << 20;
 
-/* Rows of k the weight gradient takes at a time, for N columns of Bm:
- * those rows fill a quarter of L2 (at 2 MiB, a half stalled on L2 misses
- * and cost a fifth of the product's rate; doc/performance.md), 8 to
- * KC_MAX. */
-static size_t wgrad_k_rows(size_t N)
+size_t bptt_gemm_wgrad_k_rows(size_t N)
 {
     const size_t kc = l2_bytes / 4 / sizeof(real) / (N > 0 ? N : 1);
-    return kc < 8 ? 8 : kc > KC_MAX ? KC_MAX : kc;
+    return kc < 8 ? 8 : kc > BPTT_GEMM_KC_MAX ? BPTT_GEMM_KC_MAX : kc;
 }
 
-/* AVX-512 */
 #define KSUF avx512
-#define KTARGET __attribute__((target("avx512f")))
-#ifdef BPTT_DOUBLE
-typedef __m512d vreal_avx512;
-typedef __mmask8 vmask_avx512;
-#define VL 8
-#define V_LOAD(p) _mm512_loadu_pd(p)
-#define V_MLOAD(m, p) _mm512_maskz_loadu_pd(m, p)
-#define V_MSTORE(p, m, v) _mm512_mask_storeu_pd(p, m, v)
-#define V_SET1(x) _mm512_set1_pd(x)
-#define V_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
-#define V_ZERO() _mm512_setzero_pd()
-#define V_MASK(n) ((__mmask8)((1u << (n)) - 1u))
-#else
-typedef __m512 vreal_avx512;
-typedef __mmask16 vmask_avx512;
-#define VL 16
-#define V_LOAD(p) _mm512_loadu_ps(p)
-#define V_MLOAD(m, p) _mm512_maskz_loadu_ps(m, p)
-#define V_MSTORE(p, m, v) _mm512_mask_storeu_ps(p, m, v)
-#define V_SET1(x) _mm512_set1_ps(x)
-#define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
-#define V_ZERO() _mm512_setzero_ps()
-#define V_MASK(n) ((__mmask16)((1u << (n)) - 1u))
-#endif
-#define vreal vreal_avx512
-#define vmask vmask_avx512
-#define MR 8
-#define NV 2
-#include "gemm_kernel.h" /* which undefines the above */
+#define KISA_AVX512
+#include "gemm_isa.h"
+#include "gemm_kernel.h" /* which undefines both */
 
-/* AVX2 and FMA: masks are vectors of lanes, all ones where a lane is in */
 #define KSUF avx2
-#define KTARGET __attribute__((target("avx2,fma")))
-#ifdef BPTT_DOUBLE
-typedef __m256d vreal_avx2;
-#define VL 4
-#define V_LOAD(p) _mm256_loadu_pd(p)
-#define V_MLOAD(m, p) _mm256_maskload_pd(p, m)
-#define V_MSTORE(p, m, v) _mm256_maskstore_pd(p, m, v)
-#define V_SET1(x) _mm256_set1_pd(x)
-#define V_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
-#define V_ZERO() _mm256_setzero_pd()
-#define V_MASK(n)                                                            \
-    _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3))
-#else
-typedef __m256 vreal_avx2;
-#define VL 8
-#define V_LOAD(p) _mm256_loadu_ps(p)
-#define V_MLOAD(m, p) _mm256_maskload_ps(p, m)
-#define V_MSTORE(p, m, v) _mm256_maskstore_ps(p, m, v)
-#define V_SET1(x) _mm256_set1_ps(x)
-#define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
-#define V_ZERO() _mm256_setzero_ps()
-#define V_MASK(n)                                                            \
-    _mm256_cmpgt_epi32(_mm256_set1_epi32(n),                                 \
-                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
-#endif
-typedef __m256i vmask_avx2;
-#define vreal vreal_avx2
-#define vmask vmask_avx2
-#define MR 6
-#define NV 2
-#include "gemm_kernel.h" /* which undefines the above */
+#define KISA_AVX2
+#include "gemm_isa.h"
+#include "gemm_kernel.h"
 
 static void kernel_gemm(const gemm_args *g)
 {

@@ -49,6 +49,15 @@ int bptt_gemm_kernel_on(void);
 /* a kernel's panel width NR (1 for cblas) */
 size_t bptt_gemm_nr(int kernel);
 
+/* The weight gradient (a product with atrans) takes its k in chunks of
+ * bptt_gemm_wgrad_k_rows(N) rows, N Bm's columns: those rows fill a
+ * quarter of the core's L2 (at 2 MiB, half of it stalled on L2 misses;
+ * doc/performance.md), 8 to BPTT_GEMM_KC_MAX (which sizes the kernel's
+ * copy of A).  Each tile goes on from the C it stored, so the chunks do
+ * not change a bit of the result. */
+#define BPTT_GEMM_KC_MAX 256
+size_t bptt_gemm_wgrad_k_rows(size_t N);
+
 /* 1 when a product of M N K multiply-adds is worth more than one thread
  * (below, the threads' start and wait cost more than they save). */
 int bptt_gemm_worth_threads(size_t M, size_t N, size_t K);

@@ -1,5 +1,6 @@
 /* gemm_kernel.h: the GEMM kernel of gemm.c, written once for every vector
- * width.  gemm.c includes it once per instruction set, after defining:
+ * width.  gemm.c includes it once per instruction set, after defining
+ * (KSUF itself, the rest through gemm_isa.h):
  *
  *   KSUF          the suffix of this instance's names (avx512, avx2)
  *   KTARGET       the function attribute that turns the set on
@@ -12,7 +13,8 @@
  *   MR            rows of a tile (at most 8)
  *   NV            vectors across a tile
  *
- * and undefines them at its end, so that the next instance can define
+ * (and gemm_args, the type of gemm.h's bptt_gemm_prod), and undefines
+ * them at its end, so that the next instance can define
  * its own.  Everything here is static, so each instance
  * is its own; the only names it gives gemm.c are kgemm_KSUF (a whole
  * product, threads of its own) and kpart_KSUF (a thread's share of one,
@@ -214,7 +216,7 @@ KTARGET static void KFN(tile_range_n)(const gemm_args *g, size_t first,
  * into a few cache sets): tiles [first, last) numbered row block by row
  * block (the panels of row block 0, then of row block 1, ...), taken kc
  * rows of k at a time: the kc rows of Bm (a quarter of the core's L2,
- * wgrad_k_rows in gemm.c, so that they stay in L2 while every row block
+ * bptt_gemm_wgrad_k_rows, so that they stay in L2 while every row block
  * passes over them), and for each row block its A copied into kc rows of
  * MR side by side.  The sums are unchanged: each tile starts its next kc from the C
  * it stored (beta), so every element is still one sum over k in order. */
@@ -222,8 +224,8 @@ KTARGET static void KFN(tile_range_t)(const gemm_args *g, size_t first,
                                       size_t last)
 {
     const size_t panels = (g->N + KNR - 1) / KNR;
-    const size_t kc_len = wgrad_k_rows(g->N);
-    real pack[KC_MAX * MR];
+    const size_t kc_len = bptt_gemm_wgrad_k_rows(g->N);
+    real pack[BPTT_GEMM_KC_MAX * MR];
     for (size_t kc = 0; kc < g->K; kc += kc_len) {
         const size_t kn = g->K - kc < kc_len ? g->K - kc : kc_len;
         size_t k = first;

@@ -165,16 +165,15 @@ static double piece(const layer *L, part_fn f, int p, int v, int reps)
     return expt_now() - t0;
 }
 
-/* reps so that a piece takes about 20 ms at 100 GFLOP/s */
-static int reps_for(const layer *L, int p)
+/* reps so that a piece takes about 20 ms, from one (steps: 16) taking
+ * one seconds: whatever the machine or the build (a sanitizer's is many
+ * times slower) */
+static int reps_for(int p, double one)
 {
-    const double fl[3] = {2.0 * (double)(L->B * L->GH * L->XH),
-                          2.0 * (double)(L->B * L->H * L->GH),
-                          2.0 * (double)(L->GH * L->XH * L->rows)};
-    const double one = p < 3 ? fl[p] : fl[0] + fl[1] + fl[2] / 16;
-    const double r = 2e9 / one;
-    return p == 3 ? (r < 16 ? 16 : r > 1600 ? 1600 : (int)r / 16 * 16)
-                  : (r < 2 ? 2 : r > 100000 ? 100000 : (int)r);
+    const double r = 0.02 / (one > 1e-9 ? one : 1e-9);
+    if (p == 3) /* in steps, a whole number of weight-gradient blocks */
+        return r < 1 ? 16 : r > 100 ? 1600 : 16 * (int)r;
+    return r < 1 ? 1 : r > 100000 ? 100000 : (int)r;
 }
 
 static double flops_of(const layer *L, int p, int reps)
@@ -201,11 +200,11 @@ static int run_set(const char *set, part_fn fold, part_fn fnew, int kernel,
             return -1;
         }
         for (int p = 0; p < PRODS; p++) {
-            const int reps = reps_for(&L, p);
-            const double fl = flops_of(&L, p, reps);
+            const int unit = p == 3 ? 16 : 1;
             double t[2][MAX_ROUNDS], ratio[MAX_ROUNDS];
-            piece(&L, fold, p, 0, 1); /* warm both: pages, caches */
-            piece(&L, fnew, p, 1, 1);
+            piece(&L, fold, p, 0, unit); /* warm both: pages, caches */
+            const int reps = reps_for(p, piece(&L, fnew, p, 1, unit));
+            const double fl = flops_of(&L, p, reps);
             for (int r = 0; r < rounds; r++) {
                 const int first = r % 2; /* old first on even rounds */
                 for (int s = 0; s < 2; s++) {
@@ -290,7 +289,7 @@ int main(int argc, char **argv)
     printf("# kernel-ab: old = %s, new = the working tree's "
            "src/train/gemm_kernel.h; %d interleaved rounds of each\n",
            esc, rounds);
-    printf("# reps: calls a round (steps for \"steps\"); old_gf, new_gf: "
+    printf("# reps: calls a piece of about 20 ms (steps for \"steps\"); old_gf, new_gf: "
            "GFLOP/s at the median round; new/old: median of the rounds' "
            "speed ratios (> 1: new faster), lo-hi their range; same: both "
            "versions' outputs equal bit for bit\n");

@@ -578,21 +578,15 @@ static void onednn_header(int iters, const char *blas)
 static int list_option(int opt, const char *text, int64_t lo, int64_t hi,
                        int64_t *v)
 {
-    int n = 0;
-    for (const char *p = text;; p++) {
-        const size_t len = strcspn(p, ",");
-        if (n == 8 || bptt_parse_whole(p, len, &v[n]) != 0 || v[n] < lo ||
-            v[n] > hi) {
-            fprintf(stderr, "bench-train: -%c wants 1 to 8 whole numbers "
-                            "from %" PRId64 " to %" PRId64 ", comma-"
-                            "separated, not '%s'\n", opt, lo, hi, text);
-            return -1;
-        }
-        n++;
-        p += len;
-        if (!*p)
-            return n;
+    const int n = expt_parse_sizes(text, v, 8, lo, hi);
+    if (n < 0) {
+        char esc[96];
+        expt_escape(esc, sizeof esc, text);
+        fprintf(stderr, "bench-train: -%c wants 1 to 8 whole numbers "
+                        "from %" PRId64 " to %" PRId64 ", comma-"
+                        "separated, not '%s'\n", opt, lo, hi, esc);
     }
+    return n;
 }
 
 static int positive_option(int opt, const char *text, int64_t max,
@@ -600,8 +594,10 @@ static int positive_option(int opt, const char *text, int64_t max,
 {
     if (bptt_parse_whole(text, strlen(text), out) != 0 || *out < 1 ||
         *out > max) {
+        char esc[96];
+        expt_escape(esc, sizeof esc, text);
         fprintf(stderr, "bench-train: -%c wants a whole number from 1 to "
-                        "%" PRId64 ", not '%s'\n", opt, max, text);
+                        "%" PRId64 ", not '%s'\n", opt, max, esc);
         return -1;
     }
     return 0;
@@ -689,17 +685,17 @@ int main(int argc, char **argv)
         return 2;
     }
     if (kernel && bptt_cell_kernel_use(kernel) != 0) {
-        char shown[64];
+        char shown[64], here[64];
         expt_escape(shown, sizeof shown, kernel);
-        fprintf(stderr, "bench-train: -g wants cblas%s%s, the paths this "
-                        "CPU has, not '%s'\n",
-                bptt_cell_kernel_has("avx2") ? ", avx2" : "",
-                bptt_cell_kernel_has("avx512") ? ", avx512" : "", shown);
+        bptt_cell_kernel_names(here, sizeof here, ", ", 1);
+        fprintf(stderr, "bench-train: -g wants %s, the paths this CPU has, "
+                        "not '%s'\n", here, shown);
         return 2;
     }
     if (optind < argc) {
-        fprintf(stderr, "bench-train: unexpected argument '%s'\n",
-                argv[optind]);
+        char shown[64];
+        expt_escape(shown, sizeof shown, argv[optind]);
+        fprintf(stderr, "bench-train: unexpected argument '%s'\n", shown);
         return 2;
     }
     /* every cell named is known before anything runs */
@@ -716,9 +712,12 @@ int main(int argc, char **argv)
             bptt_cell_names(names, sizeof names, " or ");
             if (cell)
                 fprintf(stderr, "bench-train: at most 8 cells\n");
-            else
+            else {
+                char shown[64];
+                expt_escape(shown, sizeof shown, c);
                 fprintf(stderr, "bench-train: unknown cell '%s' (use %s)\n",
-                        c, names);
+                        shown, names);
+            }
             free(copy);
             return 2;
         }

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "budget.h" /* bptt_parse_whole */
+
 static inline double expt_now(void)
 {
     struct timespec ts;
@@ -89,31 +91,22 @@ static inline int expt_parse_list(const char *text, int64_t *v, int max)
     return n;
 }
 
-/* "a,b,c": 1 to max decimal integers, each in [lo, hi], nothing else (no
- * sign, space or empty item; at most 256 bytes) into v; returns how many,
+/* "a,b,c": 1 to max whole numbers (bptt_parse_whole: no sign but '-',
+ * no space, no empty item), each in [lo, hi], into v; returns how many,
  * or -1 when text is not such a list. */
 static inline int expt_parse_sizes(const char *text, int64_t *v, int max,
                                    int64_t lo, int64_t hi)
 {
     int n = 0;
-    const char *p = text;
-    if (strlen(text) > 256)
-        return -1;
-    for (;;) {
-        int64_t x = 0;
-        const char *start = p;
-        while (*p >= '0' && *p <= '9') {
-            if (x > (hi - (*p - '0')) / 10) /* past hi: also no overflow */
-                return -1;
-            x = x * 10 + (*p++ - '0');
-        }
-        if (p == start || x < lo || n == max)
+    for (const char *p = text;; p++) {
+        const size_t len = strcspn(p, ",");
+        if (n == max || bptt_parse_whole(p, len, &v[n]) != 0 || v[n] < lo ||
+            v[n] > hi)
             return -1;
-        v[n++] = x;
-        if (*p == 0)
+        n++;
+        p += len;
+        if (!*p)
             return n;
-        if (*p++ != ',')
-            return -1;
     }
 }
 

@@ -209,12 +209,17 @@ size_t bptt_cell_names(char *buf, size_t cap, const char *last);
  * kernels give the same bits; cblas differs from them in rounding, and
  * gradients agree across plans and thread counts on each.
  * bptt_cell_kernel_has(name): 1 when the CPU can run that one;
- * bptt_cell_kernel_known(name): 1 when it names one of the three. */
+ * bptt_cell_kernel_known(name): 1 when it names one of the three.
+ * bptt_cell_kernel_names: their names, narrowest first (runnable: only
+ * those the CPU can run), "a, b<last>c", into buf[cap] as snprintf
+ * would; returns the whole length. */
 const char *bptt_cell_kernel(void);
 int bptt_cell_kernel_select(int on);
 int bptt_cell_kernel_use(const char *name);
 int bptt_cell_kernel_has(const char *name);
 int bptt_cell_kernel_known(const char *name);
+size_t bptt_cell_kernel_names(char *buf, size_t cap, const char *last,
+                              int runnable);
 
 /* C (M, N) = A (M, K) Bm (K, N) [+ C if beta], all row-major (lda, ldb,
  * ldc: row strides), on the kernel chosen. */

@@ -152,13 +152,15 @@ int main(int argc, char **argv)
      * for */
     const char *gemm = getenv("BPTT_GEMM_KERNEL");
     if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "compare") == 0) &&
-        gemm && !bptt_cell_kernel_known(gemm))
+        gemm && !bptt_cell_kernel_known(gemm)) {
+        char all[64], here[64];
+        bptt_cell_kernel_names(all, sizeof all, " or ", 0);
+        bptt_cell_kernel_names(here, sizeof here, " and ", 1);
         return cli_error(EXIT_USAGE, argv[1], "BPTT_GEMM_KERNEL=%.32s%s names "
-                         "no GEMM path: set it to cblas, avx2 or avx512 (this "
-                         "CPU runs %s%s), or unset it for the widest",
-                         gemm, strlen(gemm) > 32 ? "..." : "",
-                         bptt_cell_kernel_has("avx2") ? "avx2" : "cblas",
-                         bptt_cell_kernel_has("avx512") ? " and avx512" : "");
+                         "no GEMM path: set it to %s (this CPU runs %s), or "
+                         "unset it for the widest",
+                         gemm, strlen(gemm) > 32 ? "..." : "", all, here);
+    }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
         strcmp(cmd, "help") == 0) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "real_impl.h"
+#include "bptt.h"
 #include "cell.h"
 #include "gemm.h"
 
@@ -132,10 +133,11 @@ size_t bptt_gemm_nr(int kernel)
 static int kernel_chosen = -1;
 
 static const char *const kernel_names[] = {"cblas", "avx2", "avx512"};
+#define KERNELS ((int)(sizeof kernel_names / sizeof kernel_names[0]))
 
 static int kernel_named(const char *name)
 {
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < KERNELS; k++)
         if (strcmp(name, kernel_names[k]) == 0)
             return k;
     return -1;
@@ -173,15 +175,6 @@ int bptt_cell_kernel_select(int on)
     return 0;
 }
 
-int bptt_cell_kernel_use(const char *name)
-{
-    const int k = name ? kernel_named(name) : -1;
-    if (k < 0 || k > kernel_possible())
-        return -1;
-    kernel_chosen = k;
-    return 0;
-}
-
 int bptt_cell_kernel_known(const char *name)
 {
     return name && kernel_named(name) >= 0;
@@ -189,8 +182,23 @@ int bptt_cell_kernel_known(const char *name)
 
 int bptt_cell_kernel_has(const char *name)
 {
-    const int k = name ? kernel_named(name) : -1;
-    return k >= 0 && k <= kernel_possible();
+    return bptt_cell_kernel_known(name) &&
+           kernel_named(name) <= kernel_possible();
+}
+
+int bptt_cell_kernel_use(const char *name)
+{
+    if (!bptt_cell_kernel_has(name))
+        return -1;
+    kernel_chosen = kernel_named(name);
+    return 0;
+}
+
+size_t bptt_cell_kernel_names(char *buf, size_t cap, const char *last,
+                              int runnable)
+{
+    const int n = runnable ? kernel_possible() + 1 : KERNELS;
+    return bptt_names_text(buf, cap, kernel_names, (size_t)n, last);
 }
 
 /* C (M, N) = A Bm [+ C], A and Bm row-major, on kernel (or cblas) */
@@ -289,30 +297,31 @@ bptt_gemm_prod bptt_gemm_gates_prod(const bptt_cell_ws *ws, size_t G,
                             0, ws->kernel};
 }
 
+/* C (B, N) := dgates (B, G*H) on the backward's packing (after W^T in
+ * wpack: W's h columns, N = H, or all of W, N = X + H) */
+static bptt_gemm_prod back_prod(const bptt_cell_ws *ws, size_t G,
+                                const real *dgates, size_t N, real *C)
+{
+    const size_t GH = G * ws->H, nr = bptt_gemm_nr(ws->kernel);
+    return (bptt_gemm_prod){ws->B, N, GH, GH, dgates, NULL, GH, 0, 0,
+                            ws->wpack + packed_fwd_len(nr, G, ws->X, ws->H),
+                            nr, GH * nr, C, N, NULL, 0, ws->kernel};
+}
+
 bptt_gemm_prod bptt_gemm_dh_prod(const bptt_cell_ws *ws, size_t G,
                                  const real *dgates, real *dh_prev)
 {
-    const size_t GH = G * ws->H, nr = bptt_gemm_nr(ws->kernel);
-    return (bptt_gemm_prod){ws->B, ws->H, GH, GH, dgates, NULL, GH, 0, 0,
-                            ws->wpack + packed_fwd_len(nr, G, ws->X, ws->H),
-                            nr, GH * nr, dh_prev, ws->H, NULL, 0,
-                            ws->kernel};
+    return back_prod(ws, G, dgates, ws->H, dh_prev);
 }
 
 bptt_gemm_prod bptt_gemm_dxh_prod(const bptt_cell_ws *ws, size_t G,
                                   const real *W, const real *dgates)
 {
-    const size_t XH = ws->X + ws->H, GH = G * ws->H;
-    if (ws->wpack && ws->wpack_dx) { /* all of W packed: the same sums */
-        const size_t nr = bptt_gemm_nr(ws->kernel);
-        return (bptt_gemm_prod){ws->B, XH, GH, GH, dgates, NULL, GH, 0, 0,
-                                ws->wpack + packed_fwd_len(nr, G, ws->X,
-                                                           ws->H),
-                                nr, GH * nr, ws->dxh, XH, NULL, 0,
-                                ws->kernel};
-    }
-    return bptt_gemm_plain_prod(ws->kernel, ws->B, XH, GH, dgates, GH, 0, W,
-                                XH, ws->dxh, XH, NULL, 0);
+    const size_t XH = ws->X + ws->H;
+    if (ws->wpack && ws->wpack_dx) /* all of W packed: the same sums */
+        return back_prod(ws, G, dgates, XH, ws->dxh);
+    return bptt_gemm_plain_prod(ws->kernel, ws->B, XH, G * ws->H, dgates,
+                                G * ws->H, 0, W, XH, ws->dxh, XH, NULL, 0);
 }
 
 bptt_gemm_prod bptt_gemm_wgrad_prod(int kernel, size_t GH, size_t XH,

@@ -39,11 +39,6 @@
 #define KNR (NV * VL) /* columns of a tile and of a panel */
 enum { KFN(knr) = KNR };
 
-/* One tile: rows [i, i + mr) of A and C, the columns of panel p, the
- * lanes of vector v limited by mask[v] (full: every lane, so that the
- * loads need no mask).  mr, at and full are constants in each instance
- * (see tile_at), so the accumulators live in registers; at: A is read
- * transposed (the rows of a k lie side by side). */
 #define KUNROLL _Pragma("GCC unroll 8")
 /* ahead, ahead_every: a tile asks for one row of Bm's next panel (ahead,
  * then ahead + ldb, ...) after every ahead_every of its k; NO_AHEAD: never
@@ -75,6 +70,11 @@ enum { KFN(knr) = KNR };
             }                                                                \
         }                                                                    \
     } while (0)
+/* One tile: rows [i, i + mr) of A and C, the columns of panel p, the
+ * lanes of vector v limited by mask[v] (full: every lane, so that the
+ * loads need no mask).  mr, at and full are constants in each instance
+ * (see tile_at), so the accumulators live in registers; at: A is read
+ * transposed (the rows of a k lie side by side). */
 __attribute__((always_inline)) KTARGET static inline void
 KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
           size_t i, size_t p, const vmask *mask, const real *ahead,
@@ -116,7 +116,7 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
 #define K_HEIGHT(n, at, full)                                                \
     case n:                                                                  \
         if ((n) <= MR)                                                       \
-            KFN(tile)((n) <= MR ? (n) : MR, at, full, g, i, p, mask, ahead,    \
+            KFN(tile)((n) <= MR ? (n) : MR, at, full, g, i, p, mask, ahead,  \
                       ahead_every);                                          \
         break;
 #define K_HEIGHTS(at, full)                                                  \

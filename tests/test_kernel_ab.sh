@@ -42,7 +42,7 @@ for set in avx512 avx2; do
 done
 
 # a planted fault: the last k of every n-path tile left out
-sed 's/for (size_t k = 0; k < kend; k++, b += ldb) {/for (size_t k = 0; k + 1 < kend; k++, b += ldb) {/' \
+sed 's/const size_t kend = (kn);/const size_t kend = (kn) - 1;/' \
     "$header" >"$tmp/bad.h"
 ! cmp -s "$header" "$tmp/bad.h" || fail "the planted fault did not apply to $header"
 if [ "$has512$has2" != 00 ]; then

@@ -33,6 +33,9 @@
 #endif
 #define MR 8
 #define NV 2
+/* four k a pass: the counting for the next panel, once a k, had cost
+ * 4-12% of dh_prev's rate (doc/performance.md) */
+#define KU 4
 
 #elif defined(KISA_AVX2)
 /* masks are vectors of lanes, all ones where a lane is in */
@@ -64,6 +67,9 @@
 #define vmask __m256i
 #define MR 6
 #define NV 2
+/* two: with four, the 12 accumulators, the B vectors and the broadcast
+ * no longer fitted in 16 registers */
+#define KU 2
 
 #else
 #error "gemm_isa.h: define KISA_AVX512 or KISA_AVX2"

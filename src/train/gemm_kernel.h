@@ -12,6 +12,8 @@
  *   V_MASK(n)     the mask of the first n lanes (0 <= n <= VL)
  *   MR            rows of a tile (at most 8)
  *   NV            vectors across a tile
+ *   KU            k a pass of a tile's loop takes (unrolled), before it
+ *                 counts what it asks for ahead
  *
  * (and gemm_args, the type of gemm.h's bptt_gemm_prod), and undefines
  * them at its end, so that the next instance can define
@@ -41,8 +43,9 @@ enum { KFN(knr) = KNR };
 
 #define KUNROLL _Pragma("GCC unroll 8")
 /* ahead, ahead_every: a tile asks for one row of Bm's next panel (ahead,
- * then ahead + ldb, ...) after every ahead_every of its k; NO_AHEAD: never
- * (the count does not run out within any K) */
+ * then ahead + ldb, ...) for every ahead_every of its k, counted after
+ * each pass of KU k; NO_AHEAD: never (the count stays below it within any
+ * K) */
 #define NO_AHEAD 0xffffffffu
 #define K_BLOAD(v) (full ? V_LOAD(b + (v) * VL) : V_MLOAD(mask[v], b + (v) * VL))
 #define K_STEP(AR)                                                           \
@@ -55,19 +58,31 @@ enum { KFN(knr) = KNR };
                 acc[r][v] = V_FMA(av, bv[v], acc[r][v]);                     \
         }                                                                    \
     } while (0)
+/* the rows of the next panel due by now (one for every ahead_every of
+ * the tile's k), asked for into L2 */
+#define K_AHEAD()                                                            \
+    while (ahead_in >= ahead_every) {                                        \
+        ahead_in -= ahead_every;                                             \
+        KUNROLL for (size_t o = 0; o < KNR; o += 64 / sizeof(real))          \
+            __builtin_prefetch(ahead + o, 0, 2);                             \
+        ahead += ldb;                                                        \
+    }
 #define K_LOOP(A, lda, kn)                                                   \
     do {                                                                     \
         const real *ar[MR];                                                  \
         KUNROLL for (int r = 0; r < mr; r++) ar[r] = (A) + r * (lda);        \
         const size_t kend = (kn);                                            \
-        for (size_t k = 0; k < kend; k++, b += ldb) {                        \
+        size_t k = 0;                                                        \
+        for (; k + KU <= kend; k += KU) { /* KU k, then the panel ahead */  \
+            KUNROLL for (size_t u = 0; u < KU; u++, b += ldb)                \
+                K_STEP(ar[r][k + u]);                                        \
+            ahead_in += KU;                                                  \
+            K_AHEAD()                                                        \
+        }                                                                    \
+        for (; k < kend; k++, b += ldb) {                                    \
             K_STEP(ar[r][k]);                                                \
-            if (--ahead_in == 0) { /* a row of the next panel, to L2 */      \
-                ahead_in = ahead_every;                                      \
-                KUNROLL for (size_t o = 0; o < KNR; o += 64 / sizeof(real))  \
-                    __builtin_prefetch(ahead + o, 0, 2);                     \
-                ahead += ldb;                                                \
-            }                                                                \
+            ahead_in++;                                                      \
+            K_AHEAD()                                                        \
         }                                                                    \
     } while (0)
 /* One tile: rows [i, i + mr) of A and C, the columns of panel p, the
@@ -80,7 +95,7 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
           size_t i, size_t p, const vmask *mask, const real *ahead,
           unsigned ahead_every)
 {
-    unsigned ahead_in = ahead_every;
+    unsigned ahead_in = 0; /* k since the last row asked for */
     const size_t ldc = g->ldc, ldb = g->ldb;
     real *C = g->C + i * ldc + p * KNR;
     const real *b = g->Bm + p * g->pstride;
@@ -294,6 +309,7 @@ static void KFN(kgemm)(const gemm_args *g)
 #undef K_HEIGHTS
 #undef K_HEIGHT
 #undef K_LOOP
+#undef K_AHEAD
 #undef K_STEP
 #undef K_BLOAD
 #undef KUNROLL
@@ -317,3 +333,4 @@ static void KFN(kgemm)(const gemm_args *g)
 #undef V_MASK
 #undef MR
 #undef NV
+#undef KU

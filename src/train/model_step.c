@@ -130,10 +130,14 @@ static void softmax_rows(bptt_model *m, const int32_t *y, real scale,
     for (size_t r = r0; r < r1; r++) {
         real *z = m->logits + r * V;
         real mx = z[0];
+        /* the largest is the same in any order (a NaN row stops the run
+           whatever mx is); exp is the same ops in any lane */
+        _Pragma("omp simd reduction(max : mx)")
         for (size_t v = 1; v < V; v++)
             mx = z[v] > mx ? z[v] : mx;
         const size_t target = (size_t)y[r];
         const double zt = (double)(z[target] - mx);
+        _Pragma("omp simd")
         for (size_t v = 0; v < V; v++)
             z[v] = fm_exp(z[v] - mx);
         double sum = 0;

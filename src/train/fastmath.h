@@ -36,12 +36,15 @@ static inline real fm_tanh(real x) { return tanh(x); }
 
 static inline float fm_exp(float x)
 {
-    /* beyond these exp overflows or is below the smallest normal float;
-     * NaN, for which every comparison is false, becomes -87 here, so that
-     * the conversion of n to an integer below stays defined, and comes
-     * back as NaN at the end */
+    /* below -87 exp would fall under the smallest normal float, above 87
+     * 1 / (1 + exp) would (so that sigmoid and tanh never make a
+     * subnormal, which costs Intel cores a microcode assist; no caller
+     * needs exp beyond 87, where it stays exp(87)); NaN, for which every
+     * comparison is false, becomes -87 here, so that the conversion of n
+     * to an integer below stays defined, and comes back as NaN at the
+     * end */
     float c = x > -87.0f ? x : -87.0f;
-    c = c < 88.0f ? c : 88.0f;
+    c = c < 87.0f ? c : 87.0f;
     /* n = round(c / ln2), by the 1.5 * 2^23 trick (no libm call) */
     const float shifter = 12582912.0f;
     const float n = (c * 1.44269504088896341f + shifter) - shifter;

@@ -73,10 +73,10 @@ enum { KFN(knr) = KNR };
         KUNROLL for (int r = 0; r < mr; r++) ar[r] = (A) + r * (lda);        \
         const size_t kend = (kn);                                            \
         size_t k = 0;                                                        \
-        for (; k + KU <= kend; k += KU) { /* KU k, then the panel ahead */  \
-            KUNROLL for (size_t u = 0; u < KU; u++, b += ldb)                \
+        for (; k + ku <= kend; k += ku) { /* ku k, then the panel ahead */  \
+            KUNROLL for (size_t u = 0; u < ku; u++, b += ldb)                \
                 K_STEP(ar[r][k + u]);                                        \
-            ahead_in += KU;                                                  \
+            ahead_in += ku;                                                  \
             K_AHEAD()                                                        \
         }                                                                    \
         for (; k < kend; k++, b += ldb) {                                    \
@@ -96,6 +96,12 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
           unsigned ahead_every)
 {
     unsigned ahead_in = 0; /* k since the last row asked for */
+    /* KU k a pass where the tiles of full panels and heights run (MR and
+       MR - 1, what B = 32 gives), one elsewhere: unrolled, every one of
+       the 32 instances a set has would make gemm.c take twice as long to
+       compile (four times, with the sanitizers), for tiles that seldom
+       run */
+    const size_t ku = full && mr >= MR - 1 ? KU : 1;
     const size_t ldc = g->ldc, ldb = g->ldb;
     real *C = g->C + i * ldc + p * KNR;
     const real *b = g->Bm + p * g->pstride;

@@ -12,8 +12,9 @@
  *   V_MASK(n)     the mask of the first n lanes (0 <= n <= VL)
  *   MR            rows of a tile (at most 8)
  *   NV            vectors across a tile
- *   KU            k a pass of a tile's loop takes (unrolled), before it
- *                 counts what it asks for ahead
+ *   KU            k a pass of a tile's loop takes (unrolled) in the tiles
+ *                 of full panels MR or MR - 1 rows high, before it counts
+ *                 what it asks for ahead (one in every other tile)
  *
  * (and gemm_args, the type of gemm.h's bptt_gemm_prod), and undefines
  * them at its end, so that the next instance can define
@@ -44,7 +45,7 @@ enum { KFN(knr) = KNR };
 #define KUNROLL _Pragma("GCC unroll 8")
 /* ahead, ahead_every: a tile asks for one row of Bm's next panel (ahead,
  * then ahead + ldb, ...) for every ahead_every of its k, counted after
- * each pass of KU k; NO_AHEAD: never (the count stays below it within any
+ * each pass of ku k (see tile); NO_AHEAD: never (the count stays below it within any
  * K) */
 #define NO_AHEAD 0xffffffffu
 #define K_BLOAD(v) (full ? V_LOAD(b + (v) * VL) : V_MLOAD(mask[v], b + (v) * VL))
@@ -96,11 +97,10 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
           unsigned ahead_every)
 {
     unsigned ahead_in = 0; /* k since the last row asked for */
-    /* KU k a pass where the tiles of full panels and heights run (MR and
-       MR - 1, what B = 32 gives), one elsewhere: unrolled, every one of
-       the 32 instances a set has would make gemm.c take twice as long to
-       compile (four times, with the sanitizers), for tiles that seldom
-       run */
+    /* KU k a pass in full panels' tiles of MR or MR - 1 rows (those of
+       B = 32), one in the others, which seldom run: KU in all 32
+       instances of a set made the sanitizer build of gemm.c take twice
+       as long */
     const size_t ku = full && mr >= MR - 1 ? KU : 1;
     const size_t ldc = g->ldc, ldb = g->ldb;
     real *C = g->C + i * ldc + p * KNR;

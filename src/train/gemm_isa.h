@@ -14,6 +14,7 @@
 #define VL 8
 #define V_LOAD(p) _mm512_loadu_pd(p)
 #define V_MLOAD(m, p) _mm512_maskz_loadu_pd(m, p)
+#define V_STORE(p, v) _mm512_storeu_pd(p, v)
 #define V_MSTORE(p, m, v) _mm512_mask_storeu_pd(p, m, v)
 #define V_SET1(x) _mm512_set1_pd(x)
 #define V_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
@@ -25,6 +26,7 @@
 #define VL 16
 #define V_LOAD(p) _mm512_loadu_ps(p)
 #define V_MLOAD(m, p) _mm512_maskz_loadu_ps(m, p)
+#define V_STORE(p, v) _mm512_storeu_ps(p, v)
 #define V_MSTORE(p, m, v) _mm512_mask_storeu_ps(p, m, v)
 #define V_SET1(x) _mm512_set1_ps(x)
 #define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
@@ -45,6 +47,7 @@
 #define VL 4
 #define V_LOAD(p) _mm256_loadu_pd(p)
 #define V_MLOAD(m, p) _mm256_maskload_pd(p, m)
+#define V_STORE(p, v) _mm256_storeu_pd(p, v)
 #define V_MSTORE(p, m, v) _mm256_maskstore_pd(p, m, v)
 #define V_SET1(x) _mm256_set1_pd(x)
 #define V_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
@@ -56,6 +59,7 @@
 #define VL 8
 #define V_LOAD(p) _mm256_loadu_ps(p)
 #define V_MLOAD(m, p) _mm256_maskload_ps(p, m)
+#define V_STORE(p, v) _mm256_storeu_ps(p, v)
 #define V_MSTORE(p, m, v) _mm256_maskstore_ps(p, m, v)
 #define V_SET1(x) _mm256_set1_ps(x)
 #define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)

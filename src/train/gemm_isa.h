@@ -71,9 +71,11 @@
 #define vmask __m256i
 #define MR 6
 #define NV 2
-/* two: with four, the 12 accumulators, the B vectors and the broadcast
- * no longer fitted in 16 registers */
-#define KU 2
+/* one: the 12 accumulators, the 2 B vectors and the broadcast take 15 of
+ * the 16 registers, and with two k a pass (or four) GCC kept one
+ * accumulator on the stack and copied registers between the passes (on a
+ * Zen 5 core the step products ran 1.26 to 1.33 times slower) */
+#define KU 1
 
 #else
 #error "gemm_isa.h: define KISA_AVX512 or KISA_AVX2"

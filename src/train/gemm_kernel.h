@@ -51,10 +51,18 @@ enum { KFN(knr) = KNR };
  * K) */
 #define NO_AHEAD 0xffffffffu
 #define K_BLOAD(v) (full ? V_LOAD(b + (v) * VL) : V_MLOAD(mask[v], b + (v) * VL))
+/* x stays in a vector register: an empty asm that claims to change it.
+ * Else GCC, short of AVX2's 16 registers, folded B's load into every
+ * multiply-add that uses it (six loads of one vector a k instead of one)
+ * and spilled an accumulator; on AVX-512 it changes nothing. */
+#define K_IN_REGISTER(x) __asm__("" : "+v"(x))
 #define K_STEP(AR)                                                           \
     do {                                                                     \
         vreal bv[NV];                                                        \
-        KUNROLL for (int v = 0; v < NV; v++) bv[v] = K_BLOAD(v);             \
+        KUNROLL for (int v = 0; v < NV; v++) {                               \
+            bv[v] = K_BLOAD(v);                                              \
+            K_IN_REGISTER(bv[v]);                                            \
+        }                                                                    \
         KUNROLL for (int r = 0; r < mr; r++) {                               \
             const vreal av = V_SET1(AR);                                     \
             KUNROLL for (int v = 0; v < NV; v++)                             \
@@ -331,6 +339,7 @@ static void KFN(kgemm)(const gemm_args *g)
 #undef K_AHEAD
 #undef K_STEP
 #undef K_BLOAD
+#undef K_IN_REGISTER
 #undef KUNROLL
 #undef NO_AHEAD
 #undef KNR

@@ -175,9 +175,12 @@ static size_t wgrad_slot(bptt_model *m, size_t i)
 }
 
 /* The backward step of bptt_model_backward_step on the kernel, one
- * region: output layer (rows, then the products), then each layer from
- * the top (rows, the products, then rows again), then the weight-gradient
- * block when it closes. */
+ * region: the output layer's rows (h, logits, softmax, and dh, each
+ * thread its own rows, so that its rows of the top layer need no
+ * barrier before them), then each layer from the top (rows, the
+ * products, then rows again; the output layer's dWo and bias sums, which
+ * read every row, after the top layer's first barrier), then the
+ * weight-gradient block when it closes. */
 static double team_backward(bptt_model *m, size_t slot, const real *x,
                             const int32_t *y, const real *s, real *carry,
                             real scale)
@@ -198,26 +201,20 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
         const int q = bptt_team_id(), P = bptt_team_size();
         size_t r0, r1;
         bptt_share(B, q, P, &r0, &r1);
-        /* output layer: this thread's rows of the logits and softmax */
+        /* output layer, this thread's rows: h, the logits, softmax and
+           dh (each row of dh reads only its own row of the logits) */
         const real *hL = c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1),
                                    m->state_tmp + hid_off(m, L - 1), r0, r1);
         const bptt_gemm_prod lg = bptt_gemm_plain_prod(
-            kernel, r1 - r0, V, H, hL + r0 * H, H, 0, m->wo_t, V, m->logits + r0 * V,
-            V, bo, 0);
+            kernel, r1 - r0, V, H, hL + r0 * H, H, 0, m->wo_t, V,
+            m->logits + r0 * V, V, bo, 0);
         bptt_gemm_part(&lg, 0, 1);
         softmax_rows(m, y, scale, r0, r1);
-        TEAM_BARRIER();
         real *dhL = carry + hid_off(m, L - 1);
-        const bptt_gemm_prod dwo = bptt_gemm_plain_prod(
-            kernel, V, H, B, m->logits, V, 1, hL, H, dWo, H, NULL, 1);
-        bptt_gemm_part(&dwo, q, P);
         const bptt_gemm_prod dh = bptt_gemm_plain_prod(
-            kernel, B, H, V, m->logits, V, 0, Wo, H, dhL, H, NULL, 1);
-        bptt_gemm_part(&dh, q, P);
-        size_t v0, v1;
-        bptt_share(V, q, P, &v0, &v1);
-        bias_rows_sum(m->logits, B, V, dbias_of(m, L), v0, v1);
-        TEAM_BARRIER();
+            kernel, r1 - r0, H, V, m->logits + r0 * V, V, 0, Wo, H,
+            dhL + r0 * H, H, NULL, 1);
+        bptt_gemm_part(&dh, 0, 1);
 
         /* the cell stack, top layer first */
         for (size_t l = L; l-- > 0;) {
@@ -236,6 +233,14 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
                 memcpy(xh + r * XH + X, sl + r * H, H * sizeof(real));
             }
             TEAM_BARRIER();
+            if (l == L - 1) { /* every row of the logits and of hL is in */
+                const bptt_gemm_prod dwo = bptt_gemm_plain_prod(
+                    kernel, V, H, B, m->logits, V, 1, hL, H, dWo, H, NULL, 1);
+                bptt_gemm_part(&dwo, q, P);
+                size_t v0, v1;
+                bptt_share(V, q, P, &v0, &v1);
+                bias_rows_sum(m->logits, B, V, dbias_of(m, L), v0, v1);
+            }
             size_t j0, j1;
             bptt_share(GH, q, P, &j0, &j1);
             double *db = dbias_of(m, l);

@@ -255,7 +255,13 @@ static double team_backward(bptt_model *m, size_t slot, const real *x,
                        : bptt_gemm_dxh_prod(
                              ws, G, m->params + m->tensor[2 * l].offset, dg);
             bptt_gemm_part(&back, q, P);
-            TEAM_BARRIER();
+            /* the rows below read dc or dx of every row; the bottom
+               layer's rows without a post part need none (the weight
+               gradient reads only what the first barrier saw written,
+               and the region's end waits for all) */
+            if (l > 0 || c->backward_post_rows) {
+                TEAM_BARRIER();
+            }
             if (l > 0) { /* dx to the layer below, dh_prev to this one */
                 real *dh_below = carry + hid_off(m, l - 1);
                 for (size_t r = r0; r < r1; r++) {

@@ -59,6 +59,7 @@
 #include "optim.h"
 #include "rig.h"
 #include "train/gemm.h"
+#include "train/team.h"
 #include "train/fastmath.h"
 
 #define TRAIN_STEPS 3
@@ -539,8 +540,10 @@ START_TEST(test_gradients_identical)
 END_TEST
 
 /* On the kernel a step is one parallel region whose threads share every
- * product and row loop (model.c): the gradients and the loss are the same
- * bits on 1, 2, 3 and 7 threads (rows and columns that do not divide
+ * product and row loop (model_step.c; a run of steps holds one team for
+ * all its steps, team.h): the gradients and the loss, of full BPTT and
+ * of an MSM plan that recomputes and restores, are the same bits on 1,
+ * 2, 3 and 7 threads (rows and columns that do not divide
  * evenly, more threads than rows; steps large enough that the region is
  * shared, bptt_gemm_worth_threads), for every cell on one and two layers,
  * and the forward step equals the cells' whole ops bit for bit.  On cblas
@@ -558,6 +561,72 @@ static void set_threads(int t)
     openblas_set_num_threads(t);
 }
 
+/* team.h: every part runs once on each thread of the team with its own
+ * number, and after bptt_team_barrier each thread sees what every other
+ * wrote before it; on a held team (3 threads, and 7: more than this
+ * machine may have processors) and on plain parallel regions, and a part
+ * run with par 0 runs once, alone. */
+#define PROBE_MAX 8
+typedef struct {
+    int round, P;
+    int wrote[PROBE_MAX];  /* round * 16 + q, by thread q */
+    int parts[PROBE_MAX];  /* parts thread q ran */
+    int bad[PROBE_MAX];    /* stale values thread q saw after the barrier */
+    int sizes[PROBE_MAX];  /* the P thread q was given */
+} team_probe;
+
+static void probe_part(void *arg, int q, int P)
+{
+    team_probe *t = arg;
+    t->wrote[q] = t->round * 16 + q;
+    t->parts[q]++;
+    t->sizes[q] = P;
+    bptt_team_barrier();
+    for (int k = 0; k < P; k++)
+        t->bad[q] += t->wrote[k] != t->round * 16 + k;
+}
+
+static void probe_rounds(void *arg)
+{
+    team_probe *t = arg;
+    for (t->round = 1; t->round <= 2000; t->round++)
+        bptt_team_run(probe_part, t, 1);
+    bptt_team_run(probe_part, t, 0); /* alone */
+}
+
+START_TEST(test_team)
+{
+    static const int threads[] = {3, 7};
+    for (int held = 0; held < 2; held++)
+        for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
+            set_threads(threads[k]);
+            team_probe t = {0};
+            if (held)
+                bptt_team_hold(probe_rounds, &t);
+            else
+                probe_rounds(&t);
+            set_threads(THREADS);
+            int P = threads[k];
+#ifndef _OPENMP
+            P = 1;
+#endif
+            for (int q = 0; q < P; q++) {
+                ck_assert_msg(t.parts[q] == 2000 + (q == 0),
+                              "%s team of %d: thread %d ran %d parts of "
+                              "2001", held ? "held" : "plain", P, q,
+                              t.parts[q]);
+                ck_assert_msg(t.bad[q] == 0,
+                              "%s team of %d: thread %d saw %d stale "
+                              "values after the barrier",
+                              held ? "held" : "plain", P, q, t.bad[q]);
+                ck_assert_int_eq(t.sizes[q], q == 0 ? 1 : P);
+            }
+            for (int q = P; q < PROBE_MAX; q++)
+                ck_assert_int_eq(t.parts[q], 0);
+        }
+}
+END_TEST
+
 START_TEST(test_threads_identical)
 {
     rig r;
@@ -574,10 +643,36 @@ START_TEST(test_threads_identical)
     static const int threads[] = {1, 2, 3, 7};
     real *ref = NULL;
     double ref_loss = 0;
-    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
-        set_threads(threads[k]);
+    /* and MSM at the smallest budget whose plan restores an internal
+       state: recomputations and restores inside the team held for the
+       run (team.h) */
+    bptt_table *tb = rig_table(&r, bptt_strategy_find("msm"));
+    bptt_plan *tight = NULL;
+    int64_t mt = table_min(&r, tb);
+    for (; !tight && mt <= r.full_peak; mt++) {
+        bptt_plan *p = table_plan(&r, tb, mt);
+        for (size_t a = 0; a < p->n_actions && !tight; a++)
+            if (p->actions[a].op == BPTT_RESTORE_INTERNAL)
+                tight = p;
+        if (!tight)
+            bptt_plan_free(p);
+    }
+    bptt_table_free(tb);
+    ck_assert_msg(tight != NULL, "%s: no msm plan restores an internal "
+                  "state", r.name);
+    for (size_t k = 0; k < 2 * sizeof threads / sizeof threads[0]; k++) {
+        set_threads(threads[k / 2]);
         double loss;
-        real *g = full_grads(&r, &loss);
+        real *g;
+        if (k % 2 == 0) {
+            g = full_grads(&r, &loss);
+        } else {
+            bptt_exec_stats ex;
+            run_ok(&r, tight, &ex, "msm", mt - 1);
+            ck_assert(ex.recompute_ops > 0 && ex.restores > 0);
+            loss = ex.loss;
+            g = copy_of(m->grads, n);
+        }
         if (k == 0) {
             ref = g;
             ref_loss = loss;
@@ -601,6 +696,7 @@ START_TEST(test_threads_identical)
         free(g);
     }
     free(ref);
+    bptt_plan_free(tight);
 
     /* one forward step on 3 threads against the cells' whole ops */
     const size_t hl = m->hidden_len, il = m->internal_len;
@@ -622,11 +718,21 @@ START_TEST(test_threads_identical)
                           m->params + m->tensor[2 * l + 1].offset,
                           l == 0 ? x : o2 + (l - 1) * hv, in + l * hv,
                           s2 + l * iv, o2 + l * hv);
-    if (kernel) /* one region on 3 threads, the same bits */
+    if (kernel) { /* one region on 3 threads, the same bits */
         ck_assert_msg(memcmp(s1, s2, il * sizeof(real)) == 0 &&
                           memcmp(o1, o2, hl * sizeof(real)) == 0,
                       "%s: the forward step differs from the cells' ops",
                       r.name);
+        /* and the state rebuilt from s1 on 3 threads is that step's */
+        set_threads(3);
+        for (size_t k = 0; k < hl; k++)
+            o2[k] = (real)-7;
+        bptt_model_state_from_internal(m, s1, o2);
+        set_threads(1);
+        ck_assert_msg(memcmp(o1, o2, hl * sizeof(real)) == 0,
+                      "%s: the state rebuilt on 3 threads differs from the "
+                      "forward step's", r.name);
+    }
     else /* OpenBLAS on 3 threads against 1: to rounding */
         ck_assert_msg(rel_diff(s1, s2, il) < 1e-6 &&
                           rel_diff(o1, o2, hl) < 1e-6,
@@ -1526,6 +1632,7 @@ static Suite *train_suite(void)
     tcase_add_checked_fixture(tc, fixed_threads, NULL);
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_gradients_identical, 0, N_CONFIGS);
+    tcase_add_test(tc, test_team);
     tcase_add_loop_test(tc, test_threads_identical, 0,
                         RIG_CASES(thread_shapes));
     suite_add_tcase(su, tc);

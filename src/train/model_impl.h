@@ -1,11 +1,14 @@
-/* model_impl.h: what the model's two rooms share (model.c, the layout;
- * model_step.c, the steps): where a layer's bias gradient sums and its
- * block of the weight gradient lie, and the block's flush into dW. */
+/* model_impl.h: what the model's rooms share (model.c, the layout;
+ * model_step.c, the steps; model_ops.c, the steps run by the executor):
+ * where a layer's bias gradient sums and its block of the weight
+ * gradient lie, the block's flush into dW, and whether the steps run on
+ * a team of threads. */
 #ifndef BPTT_MODEL_IMPL_H
 #define BPTT_MODEL_IMPL_H
 
 #include "real_impl.h"
 #include "cell.h"
+#include "gemm.h"
 #include "model.h"
 
 static inline double *dbias_of(const bptt_model *m, size_t l) /* l == L: output */
@@ -37,5 +40,10 @@ static inline void wgrad_flush(bptt_model *m)
                                m->grads + m->tensor[2 * l].offset);
     m->wgrad_rows = 0;
 }
+
+/* 1 when the model's steps run as parts on several threads (on the
+ * kernel's path, products large enough to share): then a run of steps
+ * gains from a team held for the whole run (team.h). */
+int bptt_model_steps_shared(const bptt_model *m);
 
 #endif

@@ -8,12 +8,17 @@
  * and the backward op is bptt_model_backward_step, the output layer and
  * loss included (so they run once per step, never in a recomputation).
  * The loss of each step is summed in the context in backward order, as
- * the executor used to, so losses and gradients keep their bits. */
+ * the executor used to, so losses and gradients keep their bits.  Where
+ * the steps run on several threads, the executor runs inside a team held
+ * for the whole run (team.h), so that a step hands its parts to waiting
+ * threads instead of opening a parallel region. */
 #include <stddef.h>
 #include <string.h>
 
 #include "real_impl.h"
 #include "exec.h"
+#include "model_impl.h"
+#include "team.h"
 
 typedef struct {
     bptt_model *m;
@@ -50,6 +55,22 @@ static int model_from_internal(void *ctx, size_t i, const void *s, void *h)
     return BPTT_OK;
 }
 
+/* bptt_steps_run's arguments and result, for bptt_team_hold */
+typedef struct {
+    const bptt_plan *plan;
+    const bptt_steps *ops;
+    bptt_mem *mem;
+    bptt_steps_stats *ss;
+    bptt_exec_point *points;
+    int rc;
+} steps_args;
+
+static void steps_body(void *arg)
+{
+    steps_args *r = arg;
+    r->rc = bptt_steps_run(r->plan, r->ops, r->mem, r->ss, r->points);
+}
+
 int bptt_exec_run(const bptt_plan *plan, bptt_model *m,
                   const bptt_batch *batch, bptt_mem *mem,
                   bptt_exec_stats *st)
@@ -78,7 +99,12 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
     bptt_model_pack_weights(m); /* params may have changed since */
     bptt_model_zero_grads(m);
     bptt_steps_stats ss;
-    const int rc = bptt_steps_run(plan, &ops, mem, &ss, points);
+    steps_args r = {plan, &ops, mem, &ss, points, BPTT_OK};
+    if (bptt_model_steps_shared(m))
+        bptt_team_hold(steps_body, &r);
+    else
+        steps_body(&r);
+    const int rc = r.rc;
     if (rc == BPTT_OK)
         bptt_model_finish_grads(m);
     st->forward_ops = ss.forward_ops;

@@ -13,6 +13,7 @@
 #include "gemm.h"
 #include "model.h"
 #include "model_impl.h"
+#include "team.h"
 
 /* offsets of layer l inside hidden and internal states */
 static size_t hid_off(const bptt_model *m, size_t l)
@@ -49,42 +50,42 @@ static int team_worth(const bptt_model *m)
     return bptt_gemm_worth_threads(m->B, m->cell->gates * m->H, X + m->H);
 }
 
-#ifdef _OPENMP
-#define TEAM_BARRIER() _Pragma("omp barrier")
-#else
-#define TEAM_BARRIER()
-#endif
-
 static size_t hid_off(const bptt_model *m, size_t l);
 static size_t int_off(const bptt_model *m, size_t l);
 
-static void team_forward(bptt_model *m, const real *x, const real *state_in,
-                         real *s_out, real *state_out)
+int bptt_model_steps_shared(const bptt_model *m)
 {
+    return team_path(m) && team_worth(m);
+}
+
+/* a forward step's arguments, for each thread's part */
+typedef struct {
+    bptt_model *m;
+    const real *x, *state_in;
+    real *s_out, *state_out;
+} fwd_args;
+
+static void team_forward(void *arg, int q, int P)
+{
+    const fwd_args *a = arg;
+    bptt_model *m = a->m;
     const bptt_cell_type *c = m->cell;
     const size_t B = m->B, n = B * m->H;
-    const int par = team_worth(m);
-    (void)par; /* read by the pragma only (a build without OpenMP) */
-    _Pragma("omp parallel if (par)")
-    {
-        const int q = bptt_team_id(), P = bptt_team_size();
-        size_t r0, r1;
-        bptt_share(B, q, P, &r0, &r1);
-        for (size_t l = 0; l < m->L; l++) {
-            const bptt_cell_ws *ws = &m->ws[l];
-            const real *in = l == 0 ? x : state_out + hid_off(m, l - 1);
-            real *sl = s_out + int_off(m, l);
-            const bptt_gemm_prod g = bptt_gemm_gates_prod(
-                ws, c->gates, m->params + m->tensor[2 * l + 1].offset, in,
-                state_in + hid_off(m, l), sl + c->gates_at * n);
-            bptt_gemm_part(&g, q, P);
-            TEAM_BARRIER();
-            c->forward_rows(ws, state_in + hid_off(m, l), sl,
-                            state_out + hid_off(m, l), r0, r1);
-            if (l + 1 < m->L) { /* the next layer's product reads all rows */
-                TEAM_BARRIER();
-            }
-        }
+    size_t r0, r1;
+    bptt_share(B, q, P, &r0, &r1);
+    for (size_t l = 0; l < m->L; l++) {
+        const bptt_cell_ws *ws = &m->ws[l];
+        const real *in = l == 0 ? a->x : a->state_out + hid_off(m, l - 1);
+        real *sl = a->s_out + int_off(m, l);
+        const bptt_gemm_prod g = bptt_gemm_gates_prod(
+            ws, c->gates, m->params + m->tensor[2 * l + 1].offset, in,
+            a->state_in + hid_off(m, l), sl + c->gates_at * n);
+        bptt_gemm_part(&g, q, P);
+        bptt_team_barrier();
+        c->forward_rows(ws, a->state_in + hid_off(m, l), sl,
+                        a->state_out + hid_off(m, l), r0, r1);
+        if (l + 1 < m->L) /* the next layer's product reads all rows */
+            bptt_team_barrier();
     }
 }
 
@@ -93,7 +94,8 @@ void bptt_model_forward_step(bptt_model *m, const real *x,
                              real *state_out)
 {
     if (team_path(m)) {
-        team_forward(m, x, state_in, s_out, state_out);
+        fwd_args a = {m, x, state_in, s_out, state_out};
+        bptt_team_run(team_forward, &a, team_worth(m));
         return;
     }
     for (size_t l = 0; l < m->L; l++) {
@@ -106,9 +108,42 @@ void bptt_model_forward_step(bptt_model *m, const real *x,
     }
 }
 
+/* a restore's arguments, for each thread's part */
+typedef struct {
+    bptt_model *m;
+    const real *s;
+    real *state;
+} restore_args;
+
+/* each thread's rows of bptt_cell_state_from_internal, every layer */
+static void team_restore(void *arg, int q, int P)
+{
+    const restore_args *a = arg;
+    const bptt_model *m = a->m;
+    const bptt_cell_type *c = m->cell;
+    const size_t B = m->B, H = m->H, n = B * H;
+    size_t r0, r1;
+    bptt_share(B, q, P, &r0, &r1);
+    for (size_t l = 0; l < m->L; l++) {
+        const real *sl = a->s + int_off(m, l);
+        real *st = a->state + hid_off(m, l);
+        const real *h = c->h_rows(&m->ws[l], sl, st, r0, r1);
+        if (h != st)
+            memcpy(st + r0 * H, h + r0 * H, (r1 - r0) * H * sizeof(real));
+        for (size_t v = 1; v < c->hidden_vecs; v++)
+            memcpy(st + v * n + r0 * H, sl + (c->rest_at + v - 1) * n + r0 * H,
+                   (r1 - r0) * H * sizeof(real));
+    }
+}
+
 void bptt_model_state_from_internal(bptt_model *m, const real *s,
                                     real *state)
 {
+    if (team_path(m)) {
+        restore_args a = {m, s, state};
+        bptt_team_run(team_restore, &a, team_worth(m));
+        return;
+    }
     for (size_t l = 0; l < m->L; l++)
         bptt_cell_state_from_internal(m->cell, &m->ws[l], s + int_off(m, l),
                                       state + hid_off(m, l));
@@ -181,114 +216,115 @@ static size_t wgrad_slot(bptt_model *m, size_t i)
  * products, then rows again; the output layer's dWo and bias sums, which
  * read every row, after the top layer's first barrier), then the
  * weight-gradient block when it closes. */
-static double team_backward(bptt_model *m, size_t slot, const real *x,
-                            const int32_t *y, const real *s, real *carry,
-                            real scale)
+typedef struct {
+    bptt_model *m;
+    size_t slot;
+    const real *x;
+    const int32_t *y;
+    const real *s;
+    real *carry;
+    real scale;
+} bwd_args; /* a backward step's arguments, for each thread's part */
+
+static void team_backward(void *arg, int q, int P)
 {
+    const bwd_args *a = arg;
+    bptt_model *m = a->m;
+    const real *x = a->x, *s = a->s;
+    real *carry = a->carry;
     const bptt_cell_type *c = m->cell;
     const size_t B = m->B, H = m->H, V = m->V, L = m->L;
     const size_t G = c->gates, GH = G * H;
     real *dWo = m->grads + m->tensor[2 * L].offset;
     const real *Wo = m->params + m->tensor[2 * L].offset;
     const real *bo = m->params + m->tensor[2 * L + 1].offset;
+    const size_t slot = a->slot;
     const int flush = slot == 0; /* the block's lowest step */
     const size_t rows = m->wgrad_rows * B;
     const int kernel = m->ws[0].kernel;
-    const int par = team_worth(m);
-    (void)par;
-    _Pragma("omp parallel if (par)")
-    {
-        const int q = bptt_team_id(), P = bptt_team_size();
-        size_t r0, r1;
-        bptt_share(B, q, P, &r0, &r1);
-        /* output layer, this thread's rows: h, the logits, softmax and
-           dh (each row of dh reads only its own row of the logits) */
-        const real *hL = c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1),
-                                   m->state_tmp + hid_off(m, L - 1), r0, r1);
-        const bptt_gemm_prod lg = bptt_gemm_plain_prod(
-            kernel, r1 - r0, V, H, hL + r0 * H, H, 0, m->wo_t, V,
-            m->logits + r0 * V, V, bo, 0);
-        bptt_gemm_part(&lg, 0, 1);
-        softmax_rows(m, y, scale, r0, r1);
-        real *dhL = carry + hid_off(m, L - 1);
-        const bptt_gemm_prod dh = bptt_gemm_plain_prod(
-            kernel, r1 - r0, H, V, m->logits + r0 * V, V, 0, Wo, H,
-            dhL + r0 * H, H, NULL, 1);
-        bptt_gemm_part(&dh, 0, 1);
+    size_t r0, r1;
+    bptt_share(B, q, P, &r0, &r1);
+    /* output layer, this thread's rows: h, the logits, softmax and
+       dh (each row of dh reads only its own row of the logits) */
+    const real *hL = c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1),
+                               m->state_tmp + hid_off(m, L - 1), r0, r1);
+    const bptt_gemm_prod lg = bptt_gemm_plain_prod(
+        kernel, r1 - r0, V, H, hL + r0 * H, H, 0, m->wo_t, V,
+        m->logits + r0 * V, V, bo, 0);
+    bptt_gemm_part(&lg, 0, 1);
+    softmax_rows(m, a->y, a->scale, r0, r1);
+    real *dhL = carry + hid_off(m, L - 1);
+    const bptt_gemm_prod dh = bptt_gemm_plain_prod(
+        kernel, r1 - r0, H, V, m->logits + r0 * V, V, 0, Wo, H,
+        dhL + r0 * H, H, NULL, 1);
+    bptt_gemm_part(&dh, 0, 1);
 
-        /* the cell stack, top layer first */
-        for (size_t l = L; l-- > 0;) {
-            const bptt_cell_ws *ws = &m->ws[l];
-            const real *sl = s + int_off(m, l);
-            const size_t X = ws->X, XH = X + H;
-            const real *in =
-                l == 0 ? x
-                       : c->h_rows(&m->ws[l - 1], s + int_off(m, l - 1),
-                                   m->state_tmp + hid_off(m, l - 1), r0, r1);
-            real *dc = carry + hid_off(m, l);
-            real *dg = wgrad_dgates_of(m, l, slot), *xh = wgrad_xh_of(m, l, slot);
-            c->backward_rows(ws, sl, dc, dc, dg, r0, r1);
-            for (size_t r = r0; r < r1; r++) { /* xh = [x, h_prev] */
-                memcpy(xh + r * XH, in + r * X, X * sizeof(real));
-                memcpy(xh + r * XH + X, sl + r * H, H * sizeof(real));
-            }
-            TEAM_BARRIER();
-            if (l == L - 1) { /* every row of the logits and of hL is in */
-                const bptt_gemm_prod dwo = bptt_gemm_plain_prod(
-                    kernel, V, H, B, m->logits, V, 1, hL, H, dWo, H, NULL, 1);
-                bptt_gemm_part(&dwo, q, P);
-                size_t v0, v1;
-                bptt_share(V, q, P, &v0, &v1);
-                bias_rows_sum(m->logits, B, V, dbias_of(m, L), v0, v1);
-            }
-            size_t j0, j1;
-            bptt_share(GH, q, P, &j0, &j1);
-            double *db = dbias_of(m, l);
-            for (size_t r = 0; r < B; r++) { /* row by row, as the whole op */
-                const real *d = dg + r * GH;
-                _Pragma("omp simd")
-                for (size_t j = j0; j < j1; j++)
-                    db[j] += (double)d[j];
-            }
-            const bptt_gemm_prod back =
-                l == 0 ? bptt_gemm_dh_prod(ws, G, dg, dc)
-                       : bptt_gemm_dxh_prod(
-                             ws, G, m->params + m->tensor[2 * l].offset, dg);
-            bptt_gemm_part(&back, q, P);
-            /* the rows below read dc or dx of every row; the bottom
-               layer's rows without a post part need none (the weight
-               gradient reads only what the first barrier saw written,
-               and the region's end waits for all) */
-            if (l > 0 || c->backward_post_rows) {
-                TEAM_BARRIER();
-            }
-            if (l > 0) { /* dx to the layer below, dh_prev to this one */
-                real *dh_below = carry + hid_off(m, l - 1);
-                for (size_t r = r0; r < r1; r++) {
-                    const real *d = ws->dxh + r * XH;
-                    for (size_t k = 0; k < X; k++)
-                        dh_below[r * H + k] += d[k];
-                    memcpy(dc + r * H, d + X, H * sizeof(real));
-                }
-            }
-            if (c->backward_post_rows)
-                c->backward_post_rows(ws, dc, r0, r1);
+    /* the cell stack, top layer first */
+    for (size_t l = L; l-- > 0;) {
+        const bptt_cell_ws *ws = &m->ws[l];
+        const real *sl = s + int_off(m, l);
+        const size_t X = ws->X, XH = X + H;
+        const real *in =
+            l == 0 ? x
+                   : c->h_rows(&m->ws[l - 1], s + int_off(m, l - 1),
+                               m->state_tmp + hid_off(m, l - 1), r0, r1);
+        real *dc = carry + hid_off(m, l);
+        real *dg = wgrad_dgates_of(m, l, slot), *xh = wgrad_xh_of(m, l, slot);
+        c->backward_rows(ws, sl, dc, dc, dg, r0, r1);
+        for (size_t r = r0; r < r1; r++) { /* xh = [x, h_prev] */
+            memcpy(xh + r * XH, in + r * X, X * sizeof(real));
+            memcpy(xh + r * XH + X, sl + r * H, H * sizeof(real));
         }
-        if (flush) /* every part of the block is written (the barriers) */
-            for (size_t l = 0; l < L; l++) {
-                const bptt_gemm_prod wg = bptt_gemm_wgrad_prod(
-                    kernel, GH, m->ws[l].X + H, rows, wgrad_dgates_of(m, l, 0),
-                    wgrad_xh_of(m, l, 0),
-                    m->grads + m->tensor[2 * l].offset);
-                bptt_gemm_part(&wg, q, P);
+        bptt_team_barrier();
+        if (l == L - 1) { /* every row of the logits and of hL is in */
+            const bptt_gemm_prod dwo = bptt_gemm_plain_prod(
+                kernel, V, H, B, m->logits, V, 1, hL, H, dWo, H, NULL, 1);
+            bptt_gemm_part(&dwo, q, P);
+            size_t v0, v1;
+            bptt_share(V, q, P, &v0, &v1);
+            bias_rows_sum(m->logits, B, V, dbias_of(m, L), v0, v1);
+        }
+        size_t j0, j1;
+        bptt_share(GH, q, P, &j0, &j1);
+        double *db = dbias_of(m, l);
+        for (size_t r = 0; r < B; r++) { /* row by row, as the whole op */
+            const real *d = dg + r * GH;
+            _Pragma("omp simd")
+            for (size_t j = j0; j < j1; j++)
+                db[j] += (double)d[j];
+        }
+        const bptt_gemm_prod back =
+            l == 0 ? bptt_gemm_dh_prod(ws, G, dg, dc)
+                   : bptt_gemm_dxh_prod(
+                         ws, G, m->params + m->tensor[2 * l].offset, dg);
+        bptt_gemm_part(&back, q, P);
+        /* the rows below read dc or dx of every row; the bottom
+           layer's rows without a post part need none (the weight
+           gradient reads only what the first barrier saw written,
+           and the region's end waits for all) */
+        if (l > 0 || c->backward_post_rows) {
+            bptt_team_barrier();
+        }
+        if (l > 0) { /* dx to the layer below, dh_prev to this one */
+            real *dh_below = carry + hid_off(m, l - 1);
+            for (size_t r = r0; r < r1; r++) {
+                const real *d = ws->dxh + r * XH;
+                for (size_t k = 0; k < X; k++)
+                    dh_below[r * H + k] += d[k];
+                memcpy(dc + r * H, d + X, H * sizeof(real));
             }
+        }
+        if (c->backward_post_rows)
+            c->backward_post_rows(ws, dc, r0, r1);
     }
-    if (flush)
-        m->wgrad_rows = 0;
-    double loss = 0;
-    for (size_t r = 0; r < B; r++)
-        loss += m->row_loss[r];
-    return loss;
+    if (flush) /* every part of the block is written (the barriers) */
+        for (size_t l = 0; l < L; l++) {
+            const bptt_gemm_prod wg = bptt_gemm_wgrad_prod(
+                kernel, GH, m->ws[l].X + H, rows, wgrad_dgates_of(m, l, 0),
+                wgrad_xh_of(m, l, 0),
+                m->grads + m->tensor[2 * l].offset);
+            bptt_gemm_part(&wg, q, P);
+        }
 }
 
 double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
@@ -296,8 +332,16 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
                                 real scale)
 {
     const size_t slot = wgrad_slot(m, i);
-    if (team_path(m))
-        return team_backward(m, slot, x, y, s, carry, scale);
+    if (team_path(m)) {
+        bwd_args a = {m, slot, x, y, s, carry, scale};
+        bptt_team_run(team_backward, &a, team_worth(m));
+        if (slot == 0)
+            m->wgrad_rows = 0;
+        double loss = 0;
+        for (size_t r = 0; r < m->B; r++)
+            loss += m->row_loss[r];
+        return loss;
+    }
     const size_t B = m->B, H = m->H, V = m->V, L = m->L;
     const real *Wo = m->params + m->tensor[2 * L].offset;
     real *dWo = m->grads + m->tensor[2 * L].offset;

@@ -94,6 +94,13 @@ size_t bptt_gemm_nr(int kernel)
                                       : 1;
 }
 
+size_t bptt_gemm_mr(int kernel)
+{
+    return kernel == BPTT_GEMM_AVX512 ? (size_t)kmr_avx512
+           : kernel == BPTT_GEMM_AVX2 ? (size_t)kmr_avx2
+                                      : 1;
+}
+
 /* the widest kernel the CPU has (and the OS keeps the registers of) */
 static int kernel_possible(void)
 {
@@ -111,14 +118,26 @@ static int kernel_possible(void)
     }
     return possible;
 }
+
+size_t bptt_gemm_l2_bytes(void)
+{
+    (void)kernel_possible(); /* which reads the size */
+    return l2_bytes;
+}
 #else
 static int kernel_possible(void) { return BPTT_GEMM_CBLAS; }
+size_t bptt_gemm_l2_bytes(void) { return (size_t)1 << 20; }
 /* A product's tiles, in either numbering. */
 void bptt_gemm_part(const bptt_gemm_prod *g, int q, int P)
 {
     (void)g, (void)q, (void)P; /* the team path needs the kernel */
 }
 size_t bptt_gemm_nr(int kernel)
+{
+    (void)kernel;
+    return 1;
+}
+size_t bptt_gemm_mr(int kernel)
 {
     (void)kernel;
     return 1;
@@ -295,6 +314,16 @@ bptt_gemm_prod bptt_gemm_gates_prod(const bptt_cell_ws *ws, size_t G,
     return (bptt_gemm_prod){ws->B, G * ws->H, XH, X, x, h, X, ws->H, 0,
                             ws->wpack, nr, XH * nr, out, G * ws->H, bias,
                             0, ws->kernel};
+}
+
+bptt_gemm_prod bptt_gemm_rows(bptt_gemm_prod g, size_t r0, size_t r1)
+{
+    g.M = r1 - r0;
+    g.A1 += r0 * g.lda1;
+    if (g.A2)
+        g.A2 += r0 * g.lda2;
+    g.C += r0 * g.ldc;
+    return g;
 }
 
 /* C (B, N) := dgates (B, G*H) on the backward's packing (after W^T in

@@ -46,8 +46,11 @@ enum { BPTT_GEMM_CBLAS = 0, BPTT_GEMM_AVX2 = 1, BPTT_GEMM_AVX512 = 2 };
 int bptt_gemm_kernel(void);
 /* 1 when that is one of ours, not cblas */
 int bptt_gemm_kernel_on(void);
-/* a kernel's panel width NR (1 for cblas) */
+/* a kernel's panel width NR and tile height MR (1 for cblas) */
 size_t bptt_gemm_nr(int kernel);
+size_t bptt_gemm_mr(int kernel);
+/* a core's L2 in bytes (1 MiB where the system does not say) */
+size_t bptt_gemm_l2_bytes(void);
 
 /* The weight gradient (a product with atrans) takes its k in chunks of
  * bptt_gemm_wgrad_k_rows(N) rows, N Bm's columns: those rows fill a
@@ -124,6 +127,9 @@ bptt_gemm_prod bptt_gemm_dh_prod(const bptt_cell_ws *ws, size_t G,
 /* ws->dxh (B, X+H) := dgates W */
 bptt_gemm_prod bptt_gemm_dxh_prod(const bptt_cell_ws *ws, size_t G,
                                   const real *W, const real *dgates);
+/* rows [r0, r1) of g (not atrans): a product of its own with the same
+ * elements, whose sums are the same bits */
+bptt_gemm_prod bptt_gemm_rows(bptt_gemm_prod g, size_t r0, size_t r1);
 /* dW (GH, XH) += dgates^T xh over rows rows (bptt_cell_weight_grads) */
 bptt_gemm_prod bptt_gemm_wgrad_prod(int kernel, size_t GH, size_t XH,
                                     size_t rows, const real *dgates,

@@ -23,7 +23,8 @@
  * its own.  Everything here is static, so each instance
  * is its own; the only names it gives gemm.c are kgemm_KSUF (a whole
  * product, threads of its own) and kpart_KSUF (a thread's share of one,
- * inside a region), and knr_KSUF, its panel width.
+ * inside a region), and knr_KSUF and kmr_KSUF, its panel width and tile
+ * height.
  *
  * What the kernel computes (gemm.h, bptt_gemm_prod):
  *
@@ -42,7 +43,7 @@
 #define KFN(name) KPASTE(name, KSUF)
 
 #define KNR (NV * VL) /* columns of a tile and of a panel */
-enum { KFN(knr) = KNR };
+enum { KFN(knr) = KNR, KFN(kmr) = MR };
 
 #define KUNROLL _Pragma("GCC unroll 8")
 /* ahead, ahead_every: a tile asks for one row of Bm's next panel (ahead,

@@ -45,5 +45,9 @@ static inline void wgrad_flush(bptt_model *m)
  * kernel's path, products large enough to share): then a run of steps
  * gains from a team held for the whole run (team.h). */
 int bptt_model_steps_shared(const bptt_model *m);
+/* 1 when P threads sharing a step take its products by rows of the batch
+ * (each thread all its rows' work, the whole weights), 0 by columns
+ * (model_step.c) */
+int bptt_model_steps_by_rows(const bptt_model *m, int P);
 
 #endif

@@ -53,6 +53,29 @@ static int team_worth(const bptt_model *m)
 static size_t hid_off(const bptt_model *m, size_t l);
 static size_t int_off(const bptt_model *m, size_t l);
 
+/* 1 when P threads take a step's products by rows rather than by tiles
+ * of columns.  By rows, a thread runs its rows of the batch through the
+ * whole step: the rows of a product are its own rows of the part before
+ * and after it, so the forward step needs no barrier and the backward
+ * step one a layer (before the sums over every row), and no activation
+ * crosses to another core; but every thread reads all of the weights at
+ * every step.  So by rows where all of them (every layer's packed
+ * weights and the output layer's two copies) fit in three quarters of a
+ * core's L2, and each thread has a tile's height of rows at least
+ * (doc/performance.md, "Rows or columns"). */
+int bptt_model_steps_by_rows(const bptt_model *m, int P)
+{
+    if (P < 2 || m->B / (size_t)P < bptt_gemm_mr(m->ws[0].kernel))
+        return 0;
+    const size_t GH = m->cell->gates * m->H;
+    size_t reals = 2 * m->V * m->H;
+    for (size_t l = 0; l < m->L; l++) {
+        const size_t XH = m->ws[l].X + m->H;
+        reals += GH * XH + GH * (m->ws[l].wpack_dx ? XH : m->H);
+    }
+    return reals * sizeof(real) <= bptt_gemm_l2_bytes() / 4 * 3;
+}
+
 int bptt_model_steps_shared(const bptt_model *m)
 {
     return team_path(m) && team_worth(m);
@@ -71,6 +94,7 @@ static void team_forward(void *arg, int q, int P)
     bptt_model *m = a->m;
     const bptt_cell_type *c = m->cell;
     const size_t B = m->B, n = B * m->H;
+    const int by_rows = bptt_model_steps_by_rows(m, P);
     size_t r0, r1;
     bptt_share(B, q, P, &r0, &r1);
     for (size_t l = 0; l < m->L; l++) {
@@ -80,11 +104,17 @@ static void team_forward(void *arg, int q, int P)
         const bptt_gemm_prod g = bptt_gemm_gates_prod(
             ws, c->gates, m->params + m->tensor[2 * l + 1].offset, in,
             a->state_in + hid_off(m, l), sl + c->gates_at * n);
-        bptt_gemm_part(&g, q, P);
-        bptt_team_barrier();
+        if (by_rows) { /* this thread's rows, as the rows part below */
+            const bptt_gemm_prod gr = bptt_gemm_rows(g, r0, r1);
+            bptt_gemm_part(&gr, 0, 1);
+        } else {
+            bptt_gemm_part(&g, q, P);
+            bptt_team_barrier();
+        }
         c->forward_rows(ws, a->state_in + hid_off(m, l), sl,
                         a->state_out + hid_off(m, l), r0, r1);
-        if (l + 1 < m->L) /* the next layer's product reads all rows */
+        /* the next layer's product reads all rows (by columns) */
+        if (l + 1 < m->L && !by_rows)
             bptt_team_barrier();
     }
 }
@@ -242,6 +272,7 @@ static void team_backward(void *arg, int q, int P)
     const int flush = slot == 0; /* the block's lowest step */
     const size_t rows = m->wgrad_rows * B;
     const int kernel = m->ws[0].kernel;
+    const int by_rows = bptt_model_steps_by_rows(m, P);
     size_t r0, r1;
     bptt_share(B, q, P, &r0, &r1);
     /* output layer, this thread's rows: h, the logits, softmax and
@@ -297,13 +328,17 @@ static void team_backward(void *arg, int q, int P)
             l == 0 ? bptt_gemm_dh_prod(ws, G, dg, dc)
                    : bptt_gemm_dxh_prod(
                          ws, G, m->params + m->tensor[2 * l].offset, dg);
-        bptt_gemm_part(&back, q, P);
-        /* the rows below read dc or dx of every row; the bottom
-           layer's rows without a post part need none (the weight
-           gradient reads only what the first barrier saw written,
-           and the region's end waits for all) */
-        if (l > 0 || c->backward_post_rows) {
-            bptt_team_barrier();
+        if (by_rows) { /* this thread's rows: the rows below read only them */
+            const bptt_gemm_prod br = bptt_gemm_rows(back, r0, r1);
+            bptt_gemm_part(&br, 0, 1);
+        } else {
+            bptt_gemm_part(&back, q, P);
+            /* the rows below read dc or dx of every row; the bottom
+               layer's rows without a post part need none (the weight
+               gradient reads only what the first barrier saw written,
+               and the region's end waits for all) */
+            if (l > 0 || c->backward_post_rows)
+                bptt_team_barrier();
         }
         if (l > 0) { /* dx to the layer below, dh_prev to this one */
             real *dh_below = carry + hid_off(m, l - 1);

@@ -239,13 +239,7 @@ static size_t wgrad_slot(bptt_model *m, size_t i)
     return slot;
 }
 
-/* The backward step of bptt_model_backward_step on the kernel, one
- * region: the output layer's rows (h, logits, softmax, and dh, each
- * thread its own rows, so that its rows of the top layer need no
- * barrier before them), then each layer from the top (rows, the
- * products, then rows again; the output layer's dWo and bias sums, which
- * read every row, after the top layer's first barrier), then the
- * weight-gradient block when it closes. */
+/* a backward step's arguments, for each thread's part */
 typedef struct {
     bptt_model *m;
     size_t slot;
@@ -254,8 +248,16 @@ typedef struct {
     const real *s;
     real *carry;
     real scale;
-} bwd_args; /* a backward step's arguments, for each thread's part */
+} bwd_args;
 
+/* The backward step of bptt_model_backward_step on the kernel, one
+ * region: the output layer's rows (h, logits, softmax, and dh, each
+ * thread its own rows, so that its rows of the top layer need no
+ * barrier before them), then each layer from the top (rows, the
+ * products, then rows again; the output layer's dWo and bias sums, which
+ * read every row, after the top layer's first barrier), then the
+ * weight-gradient block when it closes.  With the products by rows
+ * (bptt_model_steps_by_rows) a layer needs its first barrier only. */
 static void team_backward(void *arg, int q, int P)
 {
     const bwd_args *a = arg;

@@ -97,17 +97,24 @@ const real *bptt_cell_h_from_internal(const bptt_cell_type *c,
 
 /* h first, rebuilt into the state's own first block (or copied from where
  * it is kept), then the other blocks as stored at rest_at */
+void bptt_cell_state_rows(const bptt_cell_type *c, const bptt_cell_ws *ws,
+                          const real *s, real *state, size_t r0, size_t r1)
+{
+    const size_t H = ws->H, n = ws->B * H, o = r0 * H, len = (r1 - r0) * H;
+    const real *h = c->h_rows(ws, s, state, r0, r1);
+    if (h != state)
+        memcpy(state + o, h + o, len * sizeof(real));
+    for (size_t v = 1; v < c->hidden_vecs; v++)
+        memcpy(state + v * n + o, s + (c->rest_at + v - 1) * n + o,
+               len * sizeof(real));
+}
+
 void bptt_cell_state_from_internal(const bptt_cell_type *c,
                                    const bptt_cell_ws *ws, const real *s,
                                    real *state)
 {
-    const size_t n = ws->B * ws->H;
-    const real *h = bptt_cell_h_from_internal(c, ws, s, state);
-    if (h != state)
-        memcpy(state, h, n * sizeof(real));
-    if (c->hidden_vecs > 1)
-        memcpy(state + n, s + c->rest_at * n,
-               (c->hidden_vecs - 1) * n * sizeof(real));
+    const size_t B = ws->B, H = ws->H;
+    OVER_ROWS(B, H, bptt_cell_state_rows(c, ws, s, state, r0, r1))
 }
 
 /* the blocks [a0, a0 + an) and [b0, b0 + bn) of a state share none */

@@ -37,6 +37,12 @@ static inline void bptt_share(size_t n, int q, int P, size_t *lo, size_t *hi)
     *hi = n * (size_t)(q + 1) / (size_t)P;
 }
 
+/* Rows [r0, r1) of bptt_cell_state_from_internal (cell.h): h (L8), then
+ * the hidden state's other blocks as stored at rest_at (L4); the whole op
+ * and the team path's restore (model_step.c) both run it. */
+void bptt_cell_state_rows(const bptt_cell_type *c, const bptt_cell_ws *ws,
+                          const real *s, real *state, size_t r0, size_t r1);
+
 /* The kernels the products can run on (bptt_cell_ws.kernel), narrowest
  * first: cblas (OpenBLAS), and ours on AVX2 + FMA or on AVX-512. */
 enum { BPTT_GEMM_CBLAS = 0, BPTT_GEMM_AVX2 = 1, BPTT_GEMM_AVX512 = 2 };

@@ -50,9 +50,6 @@ static int team_worth(const bptt_model *m)
     return bptt_gemm_worth_threads(m->B, m->cell->gates * m->H, X + m->H);
 }
 
-static size_t hid_off(const bptt_model *m, size_t l);
-static size_t int_off(const bptt_model *m, size_t l);
-
 /* 1 when P threads take a step's products by rows rather than by tiles
  * of columns.  By rows, a thread runs its rows of the batch through the
  * whole step: the rows of a product are its own rows of the part before
@@ -150,20 +147,11 @@ static void team_restore(void *arg, int q, int P)
 {
     const restore_args *a = arg;
     const bptt_model *m = a->m;
-    const bptt_cell_type *c = m->cell;
-    const size_t B = m->B, H = m->H, n = B * H;
     size_t r0, r1;
-    bptt_share(B, q, P, &r0, &r1);
-    for (size_t l = 0; l < m->L; l++) {
-        const real *sl = a->s + int_off(m, l);
-        real *st = a->state + hid_off(m, l);
-        const real *h = c->h_rows(&m->ws[l], sl, st, r0, r1);
-        if (h != st)
-            memcpy(st + r0 * H, h + r0 * H, (r1 - r0) * H * sizeof(real));
-        for (size_t v = 1; v < c->hidden_vecs; v++)
-            memcpy(st + v * n + r0 * H, sl + (c->rest_at + v - 1) * n + r0 * H,
-                   (r1 - r0) * H * sizeof(real));
-    }
+    bptt_share(m->B, q, P, &r0, &r1);
+    for (size_t l = 0; l < m->L; l++)
+        bptt_cell_state_rows(m->cell, &m->ws[l], a->s + int_off(m, l),
+                             a->state + hid_off(m, l), r0, r1);
 }
 
 void bptt_model_state_from_internal(bptt_model *m, const real *s,

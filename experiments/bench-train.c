@@ -83,8 +83,9 @@ void openblas_set_num_threads(int);
 
 /* The GEMMs of one iteration of a one-layer cell with G gates, alone: fwd
  * forward ops, T backward ops and T output-layer passes, on buffers of the
- * same shapes.  The weight gradient is added K steps at a time (blocks
- * [1, K], [K+1, 2K], ..., as the model does; K = 1: every step). */
+ * same shapes.  The weight gradients, dW and dWo, are added K steps at a
+ * time (blocks [1, K], [K+1, 2K], ..., as the model does; K = 1: every
+ * step). */
 static double gemm_only_seconds(size_t G, size_t T, size_t B, size_t X,
                                 size_t H, size_t V, int64_t fwd, size_t K)
 {
@@ -92,7 +93,7 @@ static double gemm_only_seconds(size_t G, size_t T, size_t B, size_t X,
     float *W = calloc(GH * XH, sizeof(float)), *dW = calloc(GH * XH, 4);
     float *xh = calloc(K * B * XH, 4), *gates = calloc(K * B * GH, 4);
     float *dh = calloc(B * H, 4), *Wo = calloc(V * H, 4);
-    float *dWo = calloc(V * H, 4), *logits = calloc(B * V, 4);
+    float *dWo = calloc(V * H, 4), *logits = calloc(K * B * V, 4);
     for (size_t k = 0; k < GH * XH; k++)
         W[k] = 0.01f * (float)(k % 7);
     const double t0 = expt_now();
@@ -102,8 +103,6 @@ static double gemm_only_seconds(size_t G, size_t T, size_t B, size_t X,
     for (size_t i = 0; i < T; i++) {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)V,
                     (int)H, 1, xh, (int)H, Wo, (int)H, 1, logits, (int)V);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)V, (int)H,
-                    (int)B, 1, logits, (int)V, xh, (int)H, 1, dWo, (int)H);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)H,
                     (int)V, 1, logits, (int)V, Wo, (int)H, 1, dh, (int)H);
         const size_t j = T - i; /* the step */
@@ -112,6 +111,9 @@ static double gemm_only_seconds(size_t G, size_t T, size_t B, size_t X,
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH,
                         (int)XH, (int)(steps * B), 1, gates, (int)GH, xh,
                         (int)XH, 1, dW, (int)XH);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)V,
+                        (int)H, (int)(steps * B), 1, logits, (int)V, xh,
+                        (int)H, 1, dWo, (int)H);
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)H,
                     (int)GH, 1, gates, (int)GH, W + X, (int)XH, 0, dh,

@@ -1407,6 +1407,7 @@ START_TEST(test_workspace_bytes)
     size_t want = 0;
     for (size_t l = 0; l < m->L; l++)
         want += K * m->B * (G * m->H + m->ws[l].X + m->H);
+    want += K * m->B * (m->V + m->H); /* the output layer's dlogits and h */
     ck_assert_uint_eq(m->wgrad_bytes, want * sizeof(real));
     size_t packed = 0;
     for (size_t l = 0; l < m->L; l++)
@@ -1421,7 +1422,7 @@ START_TEST(test_workspace_bytes)
     ck_assert_int_eq(bptt_model_set_wgrad_steps(m, 2 * K), BPTT_OK);
     ck_assert_uint_eq(st->current[BPTT_MEM_WORKING],
                       working + m->wgrad_bytes / 2);
-    for (size_t f = 1; f <= 2; f++) {
+    for (size_t f = 1; f <= 4; f++) { /* each of the four workspaces */
         bptt_mem_fail_at(r.mem, f);
         ck_assert_int_eq(bptt_model_set_wgrad_steps(m, 3), BPTT_ENOMEM);
         bptt_mem_fail_at(r.mem, 0);

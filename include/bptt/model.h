@@ -23,11 +23,15 @@
  * [x, h_prev] in slot (i-1) mod K of a workspace, and the backward op of
  * the block's lowest step adds dW += dgates^T xh over the whole block in
  * one GEMM (B*K rows) per layer, instead of a memory-bound GEMM of B rows
- * every step.  Blocks are fixed by absolute step index: [1, K], [K+1,
+ * every step.  The output layer's Wo is added the same way: each step's
+ * logits (turned into dlogits in place) and the top layer's h it read
+ * stay in the slot, and the block's lowest step adds dWo += dlogits^T h
+ * over the block.  Blocks are fixed by absolute step index: [1, K], [K+1,
  * 2K], ..., the last one ending at T, and backward ops always run T, ...,
  * 1, so the GEMM calls, and hence the gradients, are the same for every
- * plan.  The workspace, K steps of (B, G*H + X_l + H) reals per layer, is
- * working memory (wgrad_bytes; bptt_model_set_wgrad_steps changes K).
+ * plan.  The workspace, K steps of (B, G*H + X_l + H) reals per layer and
+ * K steps of (B, V + H) for the output layer, is working memory
+ * (wgrad_bytes; bptt_model_set_wgrad_steps changes K).
  *
  * Where the cells use their own GEMM kernel (cell.h), each layer also
  * keeps W_l packed (wpack, wpack_bytes: W_l^T for the forward op and
@@ -81,7 +85,6 @@ typedef struct {
     bptt_cell_ws ws[BPTT_MAX_LAYERS];
     bptt_real *scratch_xh, *scratch_dxh; /* (B, max(X, H) + H), shared by
                                             layers */
-    bptt_real *logits;    /* (B, V) */
     bptt_real *state_tmp; /* (hidden_len) h of each layer rebuilt for this
                              step, at the layer's offset in a hidden state */
     bptt_real *dx;        /* (B, H) */
@@ -92,8 +95,10 @@ typedef struct {
     bptt_real *wgrad_dgates; /* (L, K, B, G*H) */
     bptt_real *wgrad_xh;     /* layer l at wgrad_xh_off[l]: (K, B, X_l + H) */
     size_t wgrad_xh_off[BPTT_MAX_LAYERS];
+    bptt_real *wgrad_dlogits; /* (K, B, V) each step's logits, then dlogits */
+    bptt_real *wgrad_hout;    /* (K, B, H) the top layer's h at each step */
     size_t wgrad_rows;      /* slots in use in the open block (0: none) */
-    size_t wgrad_bytes;     /* bytes of the two workspaces */
+    size_t wgrad_bytes;     /* bytes of the four workspaces */
     /* W_l^T packed for the forward op's kernel (working set), NULL where
      * cblas does the forward op (bptt_cell_packed_len) */
     bptt_real *wpack[BPTT_MAX_LAYERS];
@@ -117,10 +122,10 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
 void bptt_model_free(bptt_model *m); /* accepts NULL */
 
 /* The working memory (BPTT_MEM_WORKING) bptt_model_alloc takes for these
- * sizes, to the byte: scratch rows, logits, a state, the weight-gradient
- * blocks at K = BPTT_WGRAD_STEPS and the packed weights (cell.h), as
- * doubles so that sizes past memory do not overflow.  For refusing sizes
- * that cannot fit before allocating. */
+ * sizes, to the byte: scratch rows, a state, the weight-gradient blocks
+ * (the output layer's logits among them) at K = BPTT_WGRAD_STEPS and the
+ * packed weights (cell.h), as doubles so that sizes past memory do not
+ * overflow.  For refusing sizes that cannot fit before allocating. */
 double bptt_model_working_bytes(const bptt_cell_type *cell, size_t L,
                                 size_t B, size_t X, size_t H, size_t V);
 

@@ -55,12 +55,13 @@ typedef struct {
     double params;         /* the tensor table: each of params and grads */
     double dbias;          /* doubles: the bias gradient sums */
     double scratch;        /* each of scratch_xh and scratch_dxh */
-    double logits, state_tmp, dx;
+    double state_tmp, dx;
     double row_loss;       /* doubles */
     double hidden, internal; /* one hidden and one internal state */
     double wgrad_dgates;   /* all layers' */
     double wgrad_xh_off[BPTT_MAX_LAYERS], wgrad_xh; /* layer l's at its
                                                         offset; all layers' */
+    double wgrad_dlogits, wgrad_hout; /* the output layer's */
     double wpack[BPTT_MAX_LAYERS]; /* 0 where cblas does the forward op */
     double wo_t;           /* 0 without the kernel */
 } model_layout;
@@ -98,13 +99,14 @@ static void layout_of(const bptt_cell_type *cell, size_t L, size_t B,
     }
     z->dbias = (double)L * gh + v;
     z->scratch = b * ((double)(X > H ? X : H) + h);
-    z->logits = b * v;
     z->hidden = (double)L * (double)cell->hidden_vecs * b * h;
     z->internal = (double)L * (double)cell->internal_vecs * b * h;
     z->state_tmp = z->hidden;
     z->dx = b * h;
     z->row_loss = b;
     z->wgrad_dgates = (double)L * k * b * gh;
+    z->wgrad_dlogits = k * b * v;
+    z->wgrad_hout = k * b * h;
     if (z->wpack[0] > 0) /* the kernel is in use: Wo^T for the output */
         z->wo_t = h * v;
 }
@@ -138,7 +140,6 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     m->scratch_xh = bptt_mem_get(mem, BPTT_MEM_WORKING, (size_t)z.scratch * rb);
     m->scratch_dxh = bptt_mem_get(mem, BPTT_MEM_WORKING,
                                   (size_t)z.scratch * rb);
-    m->logits = bptt_mem_get(mem, BPTT_MEM_WORKING, (size_t)z.logits * rb);
     m->state_tmp = bptt_mem_get(mem, BPTT_MEM_WORKING,
                                 (size_t)z.state_tmp * rb);
     m->dx = bptt_mem_get(mem, BPTT_MEM_WORKING, (size_t)z.dx * rb);
@@ -146,7 +147,7 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
                                (size_t)z.row_loss * db);
     m->dbias = bptt_mem_get(mem, BPTT_MEM_GRADS, (size_t)z.dbias * db);
     if (!m->params || !m->grads || !m->scratch_xh || !m->scratch_dxh ||
-        !m->logits || !m->state_tmp || !m->dx || !m->row_loss || !m->dbias ||
+        !m->state_tmp || !m->dx || !m->row_loss || !m->dbias ||
         bptt_model_set_wgrad_steps(m, BPTT_WGRAD_STEPS) != BPTT_OK) {
         bptt_model_free(m);
         return BPTT_ENOMEM;
@@ -227,8 +228,8 @@ double bptt_model_working_bytes(const bptt_cell_type *cell, size_t L,
 {
     model_layout z;
     layout_of(cell, L, B, X, H, V, BPTT_WGRAD_STEPS, &z, NULL);
-    double w = 2 * z.scratch + z.logits + z.state_tmp + z.dx +
-               z.wgrad_dgates + z.wgrad_xh + z.wo_t;
+    double w = 2 * z.scratch + z.state_tmp + z.dx + z.wgrad_dgates +
+               z.wgrad_xh + z.wgrad_dlogits + z.wgrad_hout + z.wo_t;
     for (size_t l = 0; l < L; l++)
         w += z.wpack[l];
     return (double)sizeof(real) * w + (double)sizeof(double) * z.row_loss;
@@ -242,24 +243,31 @@ int bptt_model_set_wgrad_steps(bptt_model *m, size_t K)
         return BPTT_OK;
     model_layout z;
     layout_of(m->cell, m->L, m->B, m->X, m->H, m->V, K, &z, NULL);
-    const size_t rb = sizeof(real), dg = (size_t)z.wgrad_dgates,
-                 xh = (size_t)z.wgrad_xh;
-    real *new_dg = bptt_mem_get(m->mem, BPTT_MEM_WORKING, dg * rb);
-    real *new_xh = new_dg ? bptt_mem_get(m->mem, BPTT_MEM_WORKING, xh * rb)
-                          : NULL;
-    if (!new_xh) {
-        bptt_mem_put(m->mem, new_dg);
-        return BPTT_ENOMEM;
+    const size_t rb = sizeof(real);
+    const size_t len[4] = {(size_t)z.wgrad_dgates, (size_t)z.wgrad_xh,
+                           (size_t)z.wgrad_dlogits, (size_t)z.wgrad_hout};
+    real **cur[4] = {&m->wgrad_dgates, &m->wgrad_xh, &m->wgrad_dlogits,
+                     &m->wgrad_hout};
+    real *got[4] = {NULL, NULL, NULL, NULL};
+    size_t bytes = 0;
+    for (int k = 0; k < 4; k++) {
+        got[k] = bptt_mem_get(m->mem, BPTT_MEM_WORKING, len[k] * rb);
+        if (!got[k]) { /* the old workspace stays */
+            for (int j = 0; j < k; j++)
+                bptt_mem_put(m->mem, got[j]);
+            return BPTT_ENOMEM;
+        }
+        bytes += len[k] * rb;
     }
-    bptt_mem_put(m->mem, m->wgrad_dgates);
-    bptt_mem_put(m->mem, m->wgrad_xh);
-    m->wgrad_dgates = new_dg;
-    m->wgrad_xh = new_xh;
+    for (int k = 0; k < 4; k++) {
+        bptt_mem_put(m->mem, *cur[k]);
+        *cur[k] = got[k];
+    }
     for (size_t l = 0; l < m->L; l++)
         m->wgrad_xh_off[l] = (size_t)z.wgrad_xh_off[l];
     m->wgrad_steps = K;
     m->wgrad_rows = 0;
-    m->wgrad_bytes = (dg + xh) * rb;
+    m->wgrad_bytes = bytes;
     return BPTT_OK;
 }
 
@@ -272,7 +280,6 @@ void bptt_model_free(bptt_model *m)
     bptt_mem_put(mem, m->grads);
     bptt_mem_put(mem, m->scratch_xh);
     bptt_mem_put(mem, m->scratch_dxh);
-    bptt_mem_put(mem, m->logits);
     bptt_mem_put(mem, m->state_tmp);
     bptt_mem_put(mem, m->dx);
     bptt_mem_put(mem, m->row_loss);
@@ -280,6 +287,8 @@ void bptt_model_free(bptt_model *m)
     bptt_mem_put(mem, m->dbias);
     bptt_mem_put(mem, m->wgrad_dgates);
     bptt_mem_put(mem, m->wgrad_xh);
+    bptt_mem_put(mem, m->wgrad_dlogits);
+    bptt_mem_put(mem, m->wgrad_hout);
     for (size_t l = 0; l < m->L; l++)
         bptt_mem_put(mem, m->wpack[l]);
     free(m);

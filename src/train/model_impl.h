@@ -1,8 +1,8 @@
 /* model_impl.h: what the model's rooms share (model.c, the layout;
  * model_step.c, the steps; model_ops.c, the steps run by the executor):
  * where a layer's bias gradient sums and its block of the weight
- * gradient lie, the block's flush into dW, and whether the steps run on
- * a team of threads. */
+ * gradient lie (and the output layer's), the block's flush into dW and
+ * dWo, and whether the steps run on a team of threads. */
 #ifndef BPTT_MODEL_IMPL_H
 #define BPTT_MODEL_IMPL_H
 
@@ -28,16 +28,29 @@ static inline real *wgrad_xh_of(const bptt_model *m, size_t l, size_t k)
            k * m->B * (m->ws[l].X + m->H);
 }
 
-/* dW += dgates^T xh over the open block, every layer; closes the block. */
+/* The output layer's rows of slot k: dlogits (B, V) and h (B, H). */
+static inline real *wgrad_dlogits_of(const bptt_model *m, size_t k)
+{
+    return m->wgrad_dlogits + k * m->B * m->V;
+}
+static inline real *wgrad_hout_of(const bptt_model *m, size_t k)
+{
+    return m->wgrad_hout + k * m->B * m->H;
+}
+
+/* dW += dgates^T xh over the open block, every layer, then dWo +=
+ * dlogits^T h; closes the block. */
 static inline void wgrad_flush(bptt_model *m)
 {
-    const size_t GH = m->cell->gates * m->H;
+    const size_t GH = m->cell->gates * m->H, rows = m->wgrad_rows * m->B;
     for (size_t l = 0; l < m->L; l++)
-        bptt_gemm_weight_grads(m->ws[l].kernel, GH, m->ws[l].X + m->H,
-                               m->wgrad_rows * m->B,
+        bptt_gemm_weight_grads(m->ws[l].kernel, GH, m->ws[l].X + m->H, rows,
                                wgrad_dgates_of(m, l, 0),
                                wgrad_xh_of(m, l, 0),
                                m->grads + m->tensor[2 * l].offset);
+    bptt_gemm_weight_grads(m->ws[0].kernel, m->V, m->H, rows,
+                           wgrad_dlogits_of(m, 0), wgrad_hout_of(m, 0),
+                           m->grads + m->tensor[2 * m->L].offset);
     m->wgrad_rows = 0;
 }
 

@@ -174,14 +174,14 @@ static const real *layer_h(bptt_model *m, const real *s, size_t l)
                                      m->state_tmp + hid_off(m, l));
 }
 
-/* Rows [r0, r1) of the logits: softmax cross-entropy, each row's loss
- * into row_loss, and dlogits = (p - onehot) * scale in place. */
-static void softmax_rows(bptt_model *m, const int32_t *y, real scale,
-                         size_t r0, size_t r1)
+/* Rows [r0, r1) of the logits (B, V): softmax cross-entropy, each row's
+ * loss into row_loss, and dlogits = (p - onehot) * scale in place. */
+static void softmax_rows(bptt_model *m, real *logits, const int32_t *y,
+                         real scale, size_t r0, size_t r1)
 {
     const size_t V = m->V;
     for (size_t r = r0; r < r1; r++) {
-        real *z = m->logits + r * V;
+        real *z = logits + r * V;
         real mx = z[0];
         /* the largest is the same in any order (a NaN row stops the run
            whatever mx is); exp is the same ops in any lane */
@@ -242,9 +242,9 @@ typedef struct {
  * region: the output layer's rows (h, logits, softmax, and dh, each
  * thread its own rows, so that its rows of the top layer need no
  * barrier before them), then each layer from the top (rows, the
- * products, then rows again; the output layer's dWo and bias sums, which
- * read every row, after the top layer's first barrier), then the
- * weight-gradient block when it closes.  With the products by rows
+ * products, then rows again; the output layer's bias sums, which read
+ * every row, after the top layer's first barrier), then the
+ * weight-gradient block when it closes (dWo too).  With the products by rows
  * (bptt_model_steps_by_rows) a layer needs its first barrier only. */
 static void team_backward(void *arg, int q, int P)
 {
@@ -255,7 +255,6 @@ static void team_backward(void *arg, int q, int P)
     const bptt_cell_type *c = m->cell;
     const size_t B = m->B, H = m->H, V = m->V, L = m->L;
     const size_t G = c->gates, GH = G * H;
-    real *dWo = m->grads + m->tensor[2 * L].offset;
     const real *Wo = m->params + m->tensor[2 * L].offset;
     const real *bo = m->params + m->tensor[2 * L + 1].offset;
     const size_t slot = a->slot;
@@ -265,18 +264,21 @@ static void team_backward(void *arg, int q, int P)
     const int by_rows = bptt_model_steps_by_rows(m, P);
     size_t r0, r1;
     bptt_share(B, q, P, &r0, &r1);
-    /* output layer, this thread's rows: h, the logits, softmax and
-       dh (each row of dh reads only its own row of the logits) */
+    /* output layer, this thread's rows: h (kept in the block for dWo),
+       the logits, softmax and dh (each row of dh reads only its own row
+       of the logits) */
+    real *logits = wgrad_dlogits_of(m, slot), *hout = wgrad_hout_of(m, slot);
     const real *hL = c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1),
                                m->state_tmp + hid_off(m, L - 1), r0, r1);
+    memcpy(hout + r0 * H, hL + r0 * H, (r1 - r0) * H * sizeof(real));
     const bptt_gemm_prod lg = bptt_gemm_plain_prod(
-        kernel, r1 - r0, V, H, hL + r0 * H, H, 0, m->wo_t, V,
-        m->logits + r0 * V, V, bo, 0);
+        kernel, r1 - r0, V, H, hout + r0 * H, H, 0, m->wo_t, V,
+        logits + r0 * V, V, bo, 0);
     bptt_gemm_part(&lg, 0, 1);
-    softmax_rows(m, a->y, a->scale, r0, r1);
+    softmax_rows(m, logits, a->y, a->scale, r0, r1);
     real *dhL = carry + hid_off(m, L - 1);
     const bptt_gemm_prod dh = bptt_gemm_plain_prod(
-        kernel, r1 - r0, H, V, m->logits + r0 * V, V, 0, Wo, H,
+        kernel, r1 - r0, H, V, logits + r0 * V, V, 0, Wo, H,
         dhL + r0 * H, H, NULL, 1);
     bptt_gemm_part(&dh, 0, 1);
 
@@ -297,13 +299,10 @@ static void team_backward(void *arg, int q, int P)
             memcpy(xh + r * XH + X, sl + r * H, H * sizeof(real));
         }
         bptt_team_barrier();
-        if (l == L - 1) { /* every row of the logits and of hL is in */
-            const bptt_gemm_prod dwo = bptt_gemm_plain_prod(
-                kernel, V, H, B, m->logits, V, 1, hL, H, dWo, H, NULL, 1);
-            bptt_gemm_part(&dwo, q, P);
+        if (l == L - 1) { /* every row of the logits is in */
             size_t v0, v1;
             bptt_share(V, q, P, &v0, &v1);
-            bias_rows_sum(m->logits, B, V, dbias_of(m, L), v0, v1);
+            bias_rows_sum(logits, B, V, dbias_of(m, L), v0, v1);
         }
         size_t j0, j1;
         bptt_share(GH, q, P, &j0, &j1);
@@ -342,7 +341,7 @@ static void team_backward(void *arg, int q, int P)
         if (c->backward_post_rows)
             c->backward_post_rows(ws, dc, r0, r1);
     }
-    if (flush) /* every part of the block is written (the barriers) */
+    if (flush) { /* every part of the block is written (the barriers) */
         for (size_t l = 0; l < L; l++) {
             const bptt_gemm_prod wg = bptt_gemm_wgrad_prod(
                 kernel, GH, m->ws[l].X + H, rows, wgrad_dgates_of(m, l, 0),
@@ -350,6 +349,11 @@ static void team_backward(void *arg, int q, int P)
                 m->grads + m->tensor[2 * l].offset);
             bptt_gemm_part(&wg, q, P);
         }
+        const bptt_gemm_prod wo = bptt_gemm_wgrad_prod(
+            kernel, V, H, rows, wgrad_dlogits_of(m, 0), wgrad_hout_of(m, 0),
+            m->grads + m->tensor[2 * L].offset);
+        bptt_gemm_part(&wo, q, P);
+    }
 }
 
 double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
@@ -369,26 +373,24 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
     }
     const size_t B = m->B, H = m->H, V = m->V, L = m->L;
     const real *Wo = m->params + m->tensor[2 * L].offset;
-    real *dWo = m->grads + m->tensor[2 * L].offset;
     double *dbo = dbias_of(m, L);
     const real *bo = m->params + m->tensor[2 * L + 1].offset;
-    const real *hL = layer_h(m, s, L - 1);
+    real *logits = wgrad_dlogits_of(m, slot), *hL = wgrad_hout_of(m, slot);
+    memcpy(hL, layer_h(m, s, L - 1), B * H * sizeof(real)); /* for dWo */
 
     /* output layer: logits = hL Wo^T + bo; softmax cross-entropy */
     for (size_t r = 0; r < B; r++)
-        memcpy(m->logits + r * V, bo, V * sizeof(real));
+        memcpy(logits + r * V, bo, V * sizeof(real));
     REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)B, (int)V, (int)H,
-              1, hL, (int)H, Wo, (int)H, 1, m->logits, (int)V);
-    softmax_rows(m, y, scale, 0, B);
+              1, hL, (int)H, Wo, (int)H, 1, logits, (int)V);
+    softmax_rows(m, logits, y, scale, 0, B);
     double loss = 0;
     for (size_t r = 0; r < B; r++)
         loss += m->row_loss[r];
-    REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)V, (int)H, (int)B,
-              1, m->logits, (int)V, hL, (int)H, 1, dWo, (int)H);
-    bias_rows_sum(m->logits, B, V, dbo, 0, V);
+    bias_rows_sum(logits, B, V, dbo, 0, V);
     real *dhL = carry + hid_off(m, L - 1);
     REAL_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)B, (int)H,
-              (int)V, 1, m->logits, (int)V, Wo, (int)H, 1, dhL, (int)H);
+              (int)V, 1, logits, (int)V, Wo, (int)H, 1, dhL, (int)H);
 
     /* the cell stack, top layer first */
     for (size_t l = L; l-- > 0;) {
@@ -406,7 +408,7 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
         }
     }
     if (slot == 0) /* the block's lowest step: add its weight gradients */
-        wgrad_flush(m);
+        wgrad_flush(m); /* dWo too */
     return loss;
 }
 

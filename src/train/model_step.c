@@ -268,9 +268,10 @@ static void team_backward(void *arg, int q, int P)
        the logits, softmax and dh (each row of dh reads only its own row
        of the logits) */
     real *logits = wgrad_dlogits_of(m, slot), *hout = wgrad_hout_of(m, slot);
-    const real *hL = c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1),
-                               m->state_tmp + hid_off(m, L - 1), r0, r1);
-    memcpy(hout + r0 * H, hL + r0 * H, (r1 - r0) * H * sizeof(real));
+    const real *hL =
+        c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1), hout, r0, r1);
+    if (hL != hout) /* h inside the state, which the block outlives */
+        memcpy(hout + r0 * H, hL + r0 * H, (r1 - r0) * H * sizeof(real));
     const bptt_gemm_prod lg = bptt_gemm_plain_prod(
         kernel, r1 - r0, V, H, hout + r0 * H, H, 0, m->wo_t, V,
         logits + r0 * V, V, bo, 0);
@@ -376,7 +377,10 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
     double *dbo = dbias_of(m, L);
     const real *bo = m->params + m->tensor[2 * L + 1].offset;
     real *logits = wgrad_dlogits_of(m, slot), *hL = wgrad_hout_of(m, slot);
-    memcpy(hL, layer_h(m, s, L - 1), B * H * sizeof(real)); /* for dWo */
+    const real *h = bptt_cell_h_from_internal(
+        m->cell, &m->ws[L - 1], s + int_off(m, L - 1), hL); /* for dWo */
+    if (h != hL) /* h inside the state, which the block outlives */
+        memcpy(hL, h, B * H * sizeof(real));
 
     /* output layer: logits = hL Wo^T + bo; softmax cross-entropy */
     for (size_t r = 0; r < B; r++)

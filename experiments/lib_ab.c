@@ -156,6 +156,22 @@ static double median(const double *v, int n)
     return n % 2 ? w[n / 2] : 0.5 * (w[n / 2 - 1] + w[n / 2]);
 }
 
+/* About 95% confidence bounds on the median of v (n values), from the
+ * order statistics (ranks n/2 -+ 0.98 sqrt(n), the normal approximation
+ * to the binomial): they hold whatever the rounds' distribution. */
+static void median_bounds(const double *v, int n, double *lo, double *hi)
+{
+    double w[MAX_ROUNDS];
+    memcpy(w, v, (size_t)n * sizeof *v);
+    qsort(w, (size_t)n, sizeof *w, cmp_double);
+    const double d = 0.98 * sqrt((double)n);
+    long a = lround(n / 2.0 - d), b = lround(1 + n / 2.0 + d); /* 1-based */
+    a = a < 1 ? 1 : a;
+    b = b > n ? n : b;
+    *lo = w[a - 1];
+    *hi = w[b - 1];
+}
+
 static void set_threads(int threads)
 {
 #ifdef _OPENMP
@@ -267,14 +283,12 @@ static int same_bits(void *h[2], double *grad_diff, double *loss_diff)
     return same;
 }
 
-/* one point: both sides opened, warmed, timed in rounds and compared;
- * 1 when their bits differ */
-static int point(const char *cell, long H, long threads)
+/* Both sides opened, first the side `first`, then the other. */
+static void open_both(void *h[2], int first, const char *cell, long H)
 {
     char why[WHY];
-    void *h[2];
-    set_threads((int)threads);
-    for (int s = 0; s < 2; s++) {
+    for (int k = 0; k < 2; k++) {
+        const int s = k ? 1 - first : first;
         h[s] = sides[s].open(cell, (unsigned long)opt.L, (unsigned long)H,
                              (unsigned long)opt.B, (unsigned long)opt.T,
                              (unsigned long)opt.X, (int)opt.percent, why,
@@ -285,9 +299,15 @@ static int point(const char *cell, long H, long threads)
             exit(2);
         }
     }
-    double sec[2][MAX_ROUNDS], ratio[MAX_ROUNDS];
-    const int R = (int)opt.rounds;
-    for (int r = -1; r < R; r++) /* r = -1: the warm-up */
+}
+
+/* Rounds [r0, r1) on the sides h, after one warm-up iteration each: the
+ * side that goes first alternates. */
+static void timed(void *h[2], int r0, int r1, double sec[2][MAX_ROUNDS],
+                  const char *cell, long H)
+{
+    char why[WHY];
+    for (int r = r0 - 1; r < r1; r++) /* r = r0 - 1: the warm-up */
         for (int k = 0; k < 2; k++) {
             const int s = r & 1 ? 1 - k : k; /* old first in even rounds */
             double t;
@@ -296,9 +316,30 @@ static int point(const char *cell, long H, long threads)
                         sides[s].name, cell, H, why);
                 exit(2);
             }
-            if (r >= 0)
+            if (r >= r0)
                 sec[s][r] = t;
         }
+}
+
+/* One point: both sides opened (the old one first), warmed and timed for
+ * the first half of the rounds, then closed and opened again the other
+ * way round for the second half, so that neither side always has the
+ * memory of the side opened first; then compared.  1 when their bits
+ * differ. */
+static int point(const char *cell, long H, long threads)
+{
+    void *h[2];
+    set_threads((int)threads);
+    double sec[2][MAX_ROUNDS], ratio[MAX_ROUNDS];
+    const int R = (int)opt.rounds, half = (R + 1) / 2;
+    open_both(h, 0, cell, H);
+    timed(h, 0, half, sec, cell, H);
+    if (half < R) {
+        for (int s = 0; s < 2; s++)
+            sides[s].close(h[s]);
+        open_both(h, 1, cell, H);
+        timed(h, half, R, sec, cell, H);
+    }
     for (int r = 0; r < R; r++)
         ratio[r] = sec[0][r] / sec[1][r];
     double lo = ratio[0], hi = ratio[0];
@@ -306,17 +347,22 @@ static int point(const char *cell, long H, long threads)
         lo = ratio[r] < lo ? ratio[r] : lo, hi = ratio[r] > hi ? ratio[r] : hi;
     double gd, ld;
     const int same = same_bits(h, &gd, &ld);
-    printf("%-5s %5ld %3ld %9.6f %9.6f %6.3f %6.3f %6.3f %4s %8.1e %8.1e ",
+    double c_lo, c_hi;
+    median_bounds(ratio, R, &c_lo, &c_hi);
+    printf("%-5s %5ld %3ld %9.6f %9.6f %6.3f %6.3f %6.3f %6.3f %6.3f %4s "
+           "%8.1e %8.1e ",
            cell, H, threads, median(sec[0], R), median(sec[1], R),
-           median(ratio, R), lo, hi, same ? "yes" : "NO", gd, ld);
+           median(ratio, R), c_lo, c_hi, lo, hi, same ? "yes" : "NO", gd,
+           ld);
     for (int r = 0; r < R; r++)
         printf("%s%.2f", r ? "," : "", ratio[r]);
     printf("\n");
     if (opt.verbose)
         for (int r = 0; r < R; r++)
-            printf("#   round %d (%s first): old %.6f s, new %.6f s, old/new "
-                   "%.4f\n", r + 1, r & 1 ? "new" : "old", sec[0][r],
-                   sec[1][r], ratio[r]);
+            printf("#   round %d (%s first, %s opened first): old %.6f s, "
+                   "new %.6f s, old/new %.4f\n", r + 1,
+                   r & 1 ? "new" : "old", r < half ? "old" : "new",
+                   sec[0][r], sec[1][r], ratio[r]);
     fflush(stdout);
     for (int s = 0; s < 2; s++)
         sides[s].close(h[s]);
@@ -385,16 +431,20 @@ int main(int argc, char **argv)
     else
         printf("full BPTT");
     printf("; T=%ld B=%ld X=%ld L=%ld, copy task; %ld rounds, one "
-           "iteration of each side a round, the first side alternating\n",
+           "iteration of each side a round, the first side alternating; "
+           "the first half with the old side opened first, the second "
+           "with the new\n",
            opt.T, opt.B, opt.X, opt.L, opt.rounds);
     printf("# old_s, new_s: median seconds of an iteration; ratio: median "
-           "of the rounds' old/new (> 1: the new is faster), min and max "
-           "of them; same: gradients and loss the same bits; grad_diff: "
-           "|g_old-g_new|_2/|g_old|_2; loss_diff: relative; rounds: each "
-           "round's old/new\n");
-    printf("%-5s %5s %3s %9s %9s %6s %6s %6s %4s %8s %8s %s\n", "cell", "H",
-           "thr", "old_s", "new_s", "ratio", "min", "max", "same",
-           "grad_diff", "loss_diff", "rounds");
+           "of the rounds' old/new (> 1: the new is faster); ci_lo, ci_hi: "
+           "about 95%% confidence bounds on that median (order statistics; "
+           "a change is measured where they both lie on one side of 1); "
+           "min, max: of the rounds' ratios; same: gradients and loss the "
+           "same bits; grad_diff: |g_old-g_new|_2/|g_old|_2; loss_diff: "
+           "relative; rounds: each round's old/new\n");
+    printf("%-5s %5s %3s %9s %9s %6s %6s %6s %6s %6s %4s %8s %8s %s\n",
+           "cell", "H", "thr", "old_s", "new_s", "ratio", "ci_lo", "ci_hi",
+           "min", "max", "same", "grad_diff", "loss_diff", "rounds");
     fflush(stdout);
     int differ = 0;
     for (int c = 0; c < opt.n_cell; c++)

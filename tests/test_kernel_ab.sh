@@ -13,13 +13,9 @@
 #
 # Needs EXPERIMENTS, SRCDIR and BUILDDIR, as make check sets them.
 set -eu
-: "${EXPERIMENTS:?EXPERIMENTS is not set (run through make check)}"
 : "${SRCDIR:?SRCDIR is not set (run through make check)}"
-: "${BUILDDIR:?BUILDDIR is not set (run through make check)}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-AB="$EXPERIMENTS/kernel-ab"
+AB_NAME=kernel-ab
+. "$SRCDIR/tests/abtest.sh"
 header="$SRCDIR/src/train/gemm_kernel.h"
 
 grep -qw avx512f /proc/cpuinfo && has512=1 || has512=0
@@ -53,15 +49,7 @@ if [ "$has512$has2" != 00 ]; then
         fail "a planted fault: a gates row says the same bits: $(cat "$tmp/bad")"
 fi
 
-# bad input: one line, exit 2, nothing on stdout
-bad() {
-    rc=0
-    "$AB" -b "$BUILDDIR" "$@" >"$tmp/o" 2>"$tmp/e" || rc=$?
-    [ "$rc" -eq 2 ] || fail "kernel-ab $*: exit $rc, want 2"
-    [ ! -s "$tmp/o" ] || fail "kernel-ab $*: stdout: $(head -c 200 "$tmp/o")"
-    [ "$(wc -l <"$tmp/e")" -eq 1 ] || fail "kernel-ab $*: want one line: $(cat "$tmp/e")"
-    grep -q '^kernel-ab: ' "$tmp/e" || fail "kernel-ab $*: $(cat "$tmp/e")"
-}
+# bad input: one line, exit 2, nothing on stdout (abtest.sh)
 bad -k "$header" -H 0
 bad -k "$header" -n x
 bad -k "$header" -g sse

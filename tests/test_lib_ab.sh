@@ -16,13 +16,9 @@
 #
 # Needs EXPERIMENTS, SRCDIR and BUILDDIR, as make check sets them.
 set -eu
-: "${EXPERIMENTS:?EXPERIMENTS is not set (run through make check)}"
 : "${SRCDIR:?SRCDIR is not set (run through make check)}"
-: "${BUILDDIR:?BUILDDIR is not set (run through make check)}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-AB="$EXPERIMENTS/lib-ab"
+AB_NAME=lib-ab
+. "$SRCDIR/tests/abtest.sh"
 small="-c lstm,rnn -H 16 -T 20 -B 5 -X 7 -n 2"
 [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ] && threads=1,2 rows=4 || threads=1 rows=2
 
@@ -73,15 +69,7 @@ else
     fi
 fi
 
-# bad input: one line, exit 2, nothing on stdout
-bad() {
-    rc=0
-    "$AB" -b "$BUILDDIR" "$@" >"$tmp/o" 2>"$tmp/e" || rc=$?
-    [ "$rc" -eq 2 ] || fail "lib-ab $*: exit $rc, want 2"
-    [ ! -s "$tmp/o" ] || fail "lib-ab $*: stdout: $(head -c 200 "$tmp/o")"
-    [ "$(wc -l <"$tmp/e")" -eq 1 ] || fail "lib-ab $*: want one line: $(cat "$tmp/e")"
-    grep -q '^lib-ab: ' "$tmp/e" || fail "lib-ab $*: $(cat "$tmp/e")"
-}
+# bad input: one line, exit 2, nothing on stdout (abtest.sh)
 bad -s "$SRCDIR" -H 0
 bad -s "$SRCDIR" -n x
 bad -s "$SRCDIR" -g sse

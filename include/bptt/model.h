@@ -24,14 +24,16 @@
  * the block's lowest step adds dW += dgates^T xh over the whole block in
  * one GEMM (B*K rows) per layer, instead of a memory-bound GEMM of B rows
  * every step.  The output layer's Wo is added the same way: each step's
- * logits (turned into dlogits in place) and the top layer's h it read
- * stay in the slot, and the block's lowest step adds dWo += dlogits^T h
- * over the block.  Blocks are fixed by absolute step index: [1, K], [K+1,
+ * logits (turned into dlogits in place) stay in the slot, and the
+ * block's lowest step adds dWo += dlogits^T h over the block, where h,
+ * the top layer's output at step i, is the h_prev that step i + 1 keeps
+ * in its slot of [x, h_prev], and the block's highest step keeps its own
+ * (wgrad_htop).  Blocks are fixed by absolute step index: [1, K], [K+1,
  * 2K], ..., the last one ending at T, and backward ops always run T, ...,
  * 1, so the GEMM calls, and hence the gradients, are the same for every
  * plan.  The workspace, K steps of (B, G*H + X_l + H) reals per layer and
- * K steps of (B, V + H) for the output layer, is working memory
- * (wgrad_bytes; bptt_model_set_wgrad_steps changes K).
+ * K steps of (B, V) and one of (B, H) for the output layer, is working
+ * memory (wgrad_bytes; bptt_model_set_wgrad_steps changes K).
  *
  * Where the cells use their own GEMM kernel (cell.h), each layer also
  * keeps W_l packed (wpack, wpack_bytes: W_l^T for the forward op and
@@ -96,7 +98,8 @@ typedef struct {
     bptt_real *wgrad_xh;     /* layer l at wgrad_xh_off[l]: (K, B, X_l + H) */
     size_t wgrad_xh_off[BPTT_MAX_LAYERS];
     bptt_real *wgrad_dlogits; /* (K, B, V) each step's logits, then dlogits */
-    bptt_real *wgrad_hout;    /* (K, B, H) the top layer's h at each step */
+    bptt_real *wgrad_htop;    /* (B, H) the top layer's h at the open
+                                 block's highest step */
     size_t wgrad_rows;      /* slots in use in the open block (0: none) */
     size_t wgrad_bytes;     /* bytes of the four workspaces */
     /* W_l^T packed for the forward op's kernel (working set), NULL where

@@ -353,12 +353,19 @@ bptt_gemm_prod bptt_gemm_dxh_prod(const bptt_cell_ws *ws, size_t G,
                                 G * ws->H, 0, W, XH, ws->dxh, XH, NULL, 0);
 }
 
+bptt_gemm_prod bptt_gemm_wgrad_prod_ld(int kernel, size_t GH, size_t XH,
+                                       size_t rows, const real *dgates,
+                                       const real *xh, size_t ldx, real *dW)
+{ /* A = dgates^T, read in place; Bm = xh as it lies */
+    return bptt_gemm_plain_prod(kernel, GH, XH, rows, dgates, GH, 1, xh, ldx,
+                                dW, XH, NULL, 1);
+}
+
 bptt_gemm_prod bptt_gemm_wgrad_prod(int kernel, size_t GH, size_t XH,
                                     size_t rows, const real *dgates,
                                     const real *xh, real *dW)
-{ /* A = dgates^T, read in place; Bm = xh as it lies */
-    return bptt_gemm_plain_prod(kernel, GH, XH, rows, dgates, GH, 1, xh, XH,
-                                dW, XH, NULL, 1);
+{
+    return bptt_gemm_wgrad_prod_ld(kernel, GH, XH, rows, dgates, xh, XH, dW);
 }
 
 /* out (B, G*H) := [x, h] W^T + b */
@@ -421,21 +428,28 @@ void bptt_gemm_gates_backward(const bptt_cell_ws *ws, size_t G,
     }
 }
 
-void bptt_gemm_weight_grads(int kernel, size_t GH, size_t XH, size_t rows,
-                            const real *dgates, const real *xh, real *dW)
+void bptt_gemm_weight_grads_ld(int kernel, size_t GH, size_t XH,
+                               size_t rows, const real *dgates,
+                               const real *xh, size_t ldx, real *dW)
 {
     if (rows == 0)
         return;
 #ifdef HAVE_KERNEL
     if (kernel != BPTT_GEMM_CBLAS) {
-        const gemm_args g =
-            bptt_gemm_wgrad_prod(kernel, GH, XH, rows, dgates, xh, dW);
+        const gemm_args g = bptt_gemm_wgrad_prod_ld(kernel, GH, XH, rows,
+                                                    dgates, xh, ldx, dW);
         kernel_gemm(&g);
         return;
     }
 #endif
     REAL_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)GH, (int)XH,
-              (int)rows, 1, dgates, (int)GH, xh, (int)XH, 1, dW, (int)XH);
+              (int)rows, 1, dgates, (int)GH, xh, (int)ldx, 1, dW, (int)XH);
+}
+
+void bptt_gemm_weight_grads(int kernel, size_t GH, size_t XH, size_t rows,
+                            const real *dgates, const real *xh, real *dW)
+{
+    bptt_gemm_weight_grads_ld(kernel, GH, XH, rows, dgates, xh, XH, dW);
 }
 
 void bptt_cell_weight_grads(size_t GH, size_t XH, size_t rows,

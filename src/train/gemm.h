@@ -144,6 +144,14 @@ bptt_gemm_prod bptt_gemm_wgrad_prod(int kernel, size_t GH, size_t XH,
  * weight gradient on the kernel it was made with */
 void bptt_gemm_weight_grads(int kernel, size_t GH, size_t XH, size_t rows,
                             const real *dgates, const real *xh, real *dW);
+/* both with xh's rows ldx >= XH reals apart (XH columns of wider rows:
+ * the output layer's h inside the top layer's [x, h_prev] rows) */
+bptt_gemm_prod bptt_gemm_wgrad_prod_ld(int kernel, size_t GH, size_t XH,
+                                       size_t rows, const real *dgates,
+                                       const real *xh, size_t ldx, real *dW);
+void bptt_gemm_weight_grads_ld(int kernel, size_t GH, size_t XH,
+                               size_t rows, const real *dgates,
+                               const real *xh, size_t ldx, real *dW);
 
 /* Thread q's share of P of a product on the kernel, called by each of P
  * threads inside one parallel region (no region of its own): the tiles

@@ -61,7 +61,7 @@ typedef struct {
     double wgrad_dgates;   /* all layers' */
     double wgrad_xh_off[BPTT_MAX_LAYERS], wgrad_xh; /* layer l's at its
                                                         offset; all layers' */
-    double wgrad_dlogits, wgrad_hout; /* the output layer's */
+    double wgrad_dlogits, wgrad_htop; /* the output layer's */
     double wpack[BPTT_MAX_LAYERS]; /* 0 where cblas does the forward op */
     double wo_t;           /* 0 without the kernel */
 } model_layout;
@@ -106,7 +106,7 @@ static void layout_of(const bptt_cell_type *cell, size_t L, size_t B,
     z->row_loss = b;
     z->wgrad_dgates = (double)L * k * b * gh;
     z->wgrad_dlogits = k * b * v;
-    z->wgrad_hout = k * b * h;
+    z->wgrad_htop = b * h;
     if (z->wpack[0] > 0) /* the kernel is in use: Wo^T for the output */
         z->wo_t = h * v;
 }
@@ -229,7 +229,7 @@ double bptt_model_working_bytes(const bptt_cell_type *cell, size_t L,
     model_layout z;
     layout_of(cell, L, B, X, H, V, BPTT_WGRAD_STEPS, &z, NULL);
     double w = 2 * z.scratch + z.state_tmp + z.dx + z.wgrad_dgates +
-               z.wgrad_xh + z.wgrad_dlogits + z.wgrad_hout + z.wo_t;
+               z.wgrad_xh + z.wgrad_dlogits + z.wgrad_htop + z.wo_t;
     for (size_t l = 0; l < L; l++)
         w += z.wpack[l];
     return (double)sizeof(real) * w + (double)sizeof(double) * z.row_loss;
@@ -245,9 +245,9 @@ int bptt_model_set_wgrad_steps(bptt_model *m, size_t K)
     layout_of(m->cell, m->L, m->B, m->X, m->H, m->V, K, &z, NULL);
     const size_t rb = sizeof(real);
     const size_t len[4] = {(size_t)z.wgrad_dgates, (size_t)z.wgrad_xh,
-                           (size_t)z.wgrad_dlogits, (size_t)z.wgrad_hout};
+                           (size_t)z.wgrad_dlogits, (size_t)z.wgrad_htop};
     real **cur[4] = {&m->wgrad_dgates, &m->wgrad_xh, &m->wgrad_dlogits,
-                     &m->wgrad_hout};
+                     &m->wgrad_htop};
     real *got[4] = {NULL, NULL, NULL, NULL};
     size_t bytes = 0;
     for (int k = 0; k < 4; k++) {
@@ -288,7 +288,7 @@ void bptt_model_free(bptt_model *m)
     bptt_mem_put(mem, m->wgrad_dgates);
     bptt_mem_put(mem, m->wgrad_xh);
     bptt_mem_put(mem, m->wgrad_dlogits);
-    bptt_mem_put(mem, m->wgrad_hout);
+    bptt_mem_put(mem, m->wgrad_htop);
     for (size_t l = 0; l < m->L; l++)
         bptt_mem_put(mem, m->wpack[l]);
     free(m);

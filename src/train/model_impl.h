@@ -28,29 +28,42 @@ static inline real *wgrad_xh_of(const bptt_model *m, size_t l, size_t k)
            k * m->B * (m->ws[l].X + m->H);
 }
 
-/* The output layer's rows of slot k: dlogits (B, V) and h (B, H). */
+/* The output layer's rows of slot k: dlogits (B, V). */
 static inline real *wgrad_dlogits_of(const bptt_model *m, size_t k)
 {
     return m->wgrad_dlogits + k * m->B * m->V;
 }
-static inline real *wgrad_hout_of(const bptt_model *m, size_t k)
+
+/* Whether step i's slot (after wgrad_slot) is the open block's highest:
+ * its first backward op, which keeps the top layer's h of its own
+ * (wgrad_htop); a lower step's h is the h_prev of the step above it, in
+ * the top layer's slot of [x, h_prev] one up. */
+static inline int wgrad_top_step(const bptt_model *m, size_t slot)
 {
-    return m->wgrad_hout + k * m->B * m->H;
+    return slot + 1 == m->wgrad_rows;
 }
 
 /* dW += dgates^T xh over the open block, every layer, then dWo +=
- * dlogits^T h; closes the block. */
+ * dlogits^T h in two products: the slots below the highest, with h read
+ * from the top layer's [x, h_prev] rows one slot up (k = (slots - 1) B),
+ * then the highest with wgrad_htop (k = B); closes the block. */
 static inline void wgrad_flush(bptt_model *m)
 {
     const size_t GH = m->cell->gates * m->H, rows = m->wgrad_rows * m->B;
-    for (size_t l = 0; l < m->L; l++)
+    const size_t L = m->L, X = m->ws[L - 1].X, XH = X + m->H;
+    for (size_t l = 0; l < L; l++)
         bptt_gemm_weight_grads(m->ws[l].kernel, GH, m->ws[l].X + m->H, rows,
                                wgrad_dgates_of(m, l, 0),
                                wgrad_xh_of(m, l, 0),
                                m->grads + m->tensor[2 * l].offset);
-    bptt_gemm_weight_grads(m->ws[0].kernel, m->V, m->H, rows,
-                           wgrad_dlogits_of(m, 0), wgrad_hout_of(m, 0),
-                           m->grads + m->tensor[2 * m->L].offset);
+    real *dWo = m->grads + m->tensor[2 * L].offset;
+    if (m->wgrad_rows > 1)
+        bptt_gemm_weight_grads_ld(m->ws[0].kernel, m->V, m->H, rows - m->B,
+                                  wgrad_dlogits_of(m, 0),
+                                  wgrad_xh_of(m, L - 1, 1) + X, XH, dWo);
+    bptt_gemm_weight_grads(m->ws[0].kernel, m->V, m->H, m->B,
+                           wgrad_dlogits_of(m, m->wgrad_rows - 1),
+                           m->wgrad_htop, dWo);
     m->wgrad_rows = 0;
 }
 

@@ -264,16 +264,18 @@ static void team_backward(void *arg, int q, int P)
     const int by_rows = bptt_model_steps_by_rows(m, P);
     size_t r0, r1;
     bptt_share(B, q, P, &r0, &r1);
-    /* output layer, this thread's rows: h (kept in the block for dWo),
-       the logits, softmax and dh (each row of dh reads only its own row
-       of the logits) */
-    real *logits = wgrad_dlogits_of(m, slot), *hout = wgrad_hout_of(m, slot);
+    /* output layer, this thread's rows: h (kept for dWo at the block's
+       highest step: wgrad_top_step), the logits, softmax and dh (each row
+       of dh reads only its own row of the logits) */
+    real *logits = wgrad_dlogits_of(m, slot);
+    const int top = wgrad_top_step(m, slot);
+    real *hdst = top ? m->wgrad_htop : m->state_tmp + hid_off(m, L - 1);
     const real *hL =
-        c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1), hout, r0, r1);
-    if (hL != hout) /* h inside the state, which the block outlives */
-        memcpy(hout + r0 * H, hL + r0 * H, (r1 - r0) * H * sizeof(real));
+        c->h_rows(&m->ws[L - 1], s + int_off(m, L - 1), hdst, r0, r1);
+    if (top && hL != hdst) /* h inside the state, which the block outlives */
+        memcpy(hdst + r0 * H, hL + r0 * H, (r1 - r0) * H * sizeof(real));
     const bptt_gemm_prod lg = bptt_gemm_plain_prod(
-        kernel, r1 - r0, V, H, hout + r0 * H, H, 0, m->wo_t, V,
+        kernel, r1 - r0, V, H, hL + r0 * H, H, 0, m->wo_t, V,
         logits + r0 * V, V, bo, 0);
     bptt_gemm_part(&lg, 0, 1);
     softmax_rows(m, logits, a->y, a->scale, r0, r1);
@@ -350,10 +352,20 @@ static void team_backward(void *arg, int q, int P)
                 m->grads + m->tensor[2 * l].offset);
             bptt_gemm_part(&wg, q, P);
         }
-        const bptt_gemm_prod wo = bptt_gemm_wgrad_prod(
-            kernel, V, H, rows, wgrad_dlogits_of(m, 0), wgrad_hout_of(m, 0),
-            m->grads + m->tensor[2 * L].offset);
-        bptt_gemm_part(&wo, q, P);
+        /* dWo as wgrad_flush adds it, in the same two products, each
+           cut the same way (so a thread adds both to its own tiles) */
+        real *dWo = m->grads + m->tensor[2 * L].offset;
+        const size_t X = m->ws[L - 1].X;
+        if (rows > B) {
+            const bptt_gemm_prod wo = bptt_gemm_wgrad_prod_ld(
+                kernel, V, H, rows - B, wgrad_dlogits_of(m, 0),
+                wgrad_xh_of(m, L - 1, 1) + X, X + H, dWo);
+            bptt_gemm_part(&wo, q, P);
+        }
+        const bptt_gemm_prod wt = bptt_gemm_wgrad_prod(
+            kernel, V, H, B, wgrad_dlogits_of(m, m->wgrad_rows - 1),
+            m->wgrad_htop, dWo);
+        bptt_gemm_part(&wt, q, P);
     }
 }
 
@@ -376,11 +388,13 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
     const real *Wo = m->params + m->tensor[2 * L].offset;
     double *dbo = dbias_of(m, L);
     const real *bo = m->params + m->tensor[2 * L + 1].offset;
-    real *logits = wgrad_dlogits_of(m, slot), *hL = wgrad_hout_of(m, slot);
-    const real *h = bptt_cell_h_from_internal(
-        m->cell, &m->ws[L - 1], s + int_off(m, L - 1), hL); /* for dWo */
-    if (h != hL) /* h inside the state, which the block outlives */
-        memcpy(hL, h, B * H * sizeof(real));
+    real *logits = wgrad_dlogits_of(m, slot);
+    const int top = wgrad_top_step(m, slot); /* h kept for dWo */
+    real *hdst = top ? m->wgrad_htop : m->state_tmp + hid_off(m, L - 1);
+    const real *hL = bptt_cell_h_from_internal(m->cell, &m->ws[L - 1],
+                                               s + int_off(m, L - 1), hdst);
+    if (top && hL != hdst) /* h inside the state, which the block outlives */
+        memcpy(hdst, hL, B * H * sizeof(real));
 
     /* output layer: logits = hL Wo^T + bo; softmax cross-entropy */
     for (size_t r = 0; r < B; r++)

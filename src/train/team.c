@@ -111,9 +111,25 @@ void bptt_team_hold(void (*body)(void *), void *arg)
 #endif
 }
 
+/* 1 where a region opened here would have one thread: OpenMP's usual
+ * size is 1, or this thread is inside as many active regions as may be
+ * nested (one, unless the environment allows more) */
+static int one_thread(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads() < 2 ||
+           omp_get_active_level() >= omp_get_max_active_levels();
+#else
+    return 1;
+#endif
+}
+
 void bptt_team_run(bptt_team_fn fn, void *arg, int par)
 {
-    if (!par || alone) {
+    /* a part given one thread runs here, without a region: a region of
+       one thread and its barriers cost about a microsecond each on a
+       2-core VM, a few percent of a step at H = 256 */
+    if (!par || alone || (!held && one_thread())) {
         const int was = alone;
         alone = 1;
         fn(arg, 0, 1);

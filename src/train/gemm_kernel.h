@@ -278,9 +278,15 @@ KTARGET static void KFN(tile_range_t)(const gemm_args *g, size_t first,
             const size_t p1 = (rb + 1) * panels < last ? panels
                                                        : last - rb * panels;
             const size_t mr = g->M - i < MR ? g->M - i : MR;
-            for (size_t kk = 0; kk < kn; kk++)
-                for (size_t r = 0; r < mr; r++)
-                    pack[kk * MR + r] = g->A1[(kc + kk) * g->lda1 + i + r];
+            const real *a = g->A1 + kc * g->lda1 + i;
+            if (mr == MR) /* a copy of a known size: a vector or two */
+                for (size_t kk = 0; kk < kn; kk++)
+                    memcpy(pack + kk * MR, a + kk * g->lda1,
+                           MR * sizeof(real));
+            else
+                for (size_t kk = 0; kk < kn; kk++)
+                    for (size_t r = 0; r < mr; r++)
+                        pack[kk * MR + r] = a[kk * g->lda1 + r];
             gemm_args sub = *g;
             sub.M = mr;
             sub.K = sub.K1 = kn;

@@ -205,15 +205,27 @@ static void softmax_rows(bptt_model *m, real *logits, const int32_t *y,
 }
 
 /* db[j] += the sum over the rows of d (rows, cols), in row order (in
- * double), for the columns [j0, j1) */
+ * double), for the columns [j0, j1).  The columns are summed side by
+ * side, a block at a time, a row after another: each column's sum is
+ * still its rows added in order from 0, and the row is read along its
+ * length, not one element of it per row. */
 static void bias_rows_sum(const real *d, size_t rows, size_t cols, double *db,
                           size_t j0, size_t j1)
 {
-    for (size_t j = j0; j < j1; j++) {
-        double sum = 0;
-        for (size_t r = 0; r < rows; r++)
-            sum += (double)d[r * cols + j];
-        db[j] += sum;
+    enum { BLOCK = 64 };
+    double sum[BLOCK];
+    for (size_t jb = j0; jb < j1; jb += BLOCK) {
+        const size_t n = j1 - jb < BLOCK ? j1 - jb : BLOCK;
+        for (size_t j = 0; j < n; j++)
+            sum[j] = 0;
+        for (size_t r = 0; r < rows; r++) {
+            const real *dr = d + r * cols + jb;
+            _Pragma("omp simd")
+            for (size_t j = 0; j < n; j++)
+                sum[j] += (double)dr[j];
+        }
+        for (size_t j = 0; j < n; j++)
+            db[jb + j] += sum[j];
     }
 }
 

@@ -629,6 +629,65 @@ START_TEST(test_team)
 }
 END_TEST
 
+/* A part given one thread, where one thread is asked for or where it is
+ * called inside a region in which no more may nest, runs on the calling
+ * thread without a region of its own (its OpenMP level is the caller's),
+ * as thread 0 of 1, and its barrier returns at once. */
+typedef struct {
+    int runs, q, P, level;
+} alone_probe;
+
+static void alone_part(void *arg, int q, int P)
+{
+    alone_probe *a = arg;
+    a->runs++;
+    a->q = q;
+    a->P = P;
+#ifdef _OPENMP
+    a->level = omp_get_level();
+#endif
+    bptt_team_barrier();
+}
+
+START_TEST(test_team_one_thread)
+{
+    set_threads(1);
+    alone_probe a = {0};
+    for (int i = 0; i < 100; i++)
+        bptt_team_run(alone_part, &a, 1);
+    set_threads(THREADS);
+    ck_assert_int_eq(a.runs, 100);
+    ck_assert_int_eq(a.q, 0);
+    ck_assert_int_eq(a.P, 1);
+    ck_assert_msg(a.level == 0,
+                  "one thread: the part ran in a region of its own "
+                  "(OpenMP level %d)", a.level);
+#ifdef _OPENMP
+    const int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(1);
+    alone_probe in[2] = {{0}};
+    int team = 0;
+    _Pragma("omp parallel num_threads(2)")
+    {
+        const int t = omp_get_thread_num();
+        if (t == 0)
+            team = omp_get_num_threads();
+        if (t < 2)
+            bptt_team_run(alone_part, &in[t], 1);
+    }
+    omp_set_max_active_levels(levels);
+    for (int t = 0; t < team; t++) {
+        ck_assert_int_eq(in[t].runs, 1);
+        ck_assert_int_eq(in[t].q, 0);
+        ck_assert_int_eq(in[t].P, 1);
+        ck_assert_msg(in[t].level == 1,
+                      "inside a region: the part on thread %d opened a "
+                      "nested one (OpenMP level %d)", t, in[t].level);
+    }
+#endif
+}
+END_TEST
+
 START_TEST(test_threads_identical)
 {
     rig r;
@@ -1647,6 +1706,7 @@ static Suite *train_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, test_gradients_identical, 0, N_CONFIGS);
     tcase_add_test(tc, test_team);
+    tcase_add_test(tc, test_team_one_thread);
     tcase_add_loop_test(tc, test_threads_identical, 0,
                         RIG_CASES(thread_shapes));
     suite_add_tcase(su, tc);

@@ -28,8 +28,10 @@ void bptt_team_hold(void (*body)(void *), void *arg);
 
 /* fn(arg, q, P) on every thread of the team this thread holds (q = 0
  * here), returning when every part has returned; where it holds none, in
- * an OpenMP parallel region (q its thread number).  With par 0, just
- * fn(arg, 0, 1) on this thread. */
+ * an OpenMP parallel region (q its thread number).  With par 0, or
+ * where such a region would have one thread (one thread asked for, or
+ * no more regions may nest here), just fn(arg, 0, 1) on this thread,
+ * whose barriers then return at once. */
 void bptt_team_run(bptt_team_fn fn, void *arg, int par);
 
 /* Inside a part: returns when every thread of its team has reached it

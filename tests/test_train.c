@@ -814,6 +814,86 @@ START_TEST(test_threads_identical)
 }
 END_TEST
 
+/* A weight-gradient block left open (the backward ops stopped short of
+ * step 1, as the model's own calls may) is added by
+ * bptt_model_finish_grads, bias gradients included: on two threads the
+ * steps leave those to the block's flush (model_step.c), on one thread
+ * they add them at once; the gradients are the same bits either way. */
+START_TEST(test_open_block_bias)
+{
+    rig r;
+    const config c = rig_config(thread_shapes, _i);
+    rig_open(&r, &c);
+    bptt_model *m = r.model;
+    const int kernel = strcmp(bptt_cell_kernel(), "cblas") != 0;
+    const size_t n = m->n_params, T = c.T, BX = c.B * c.X;
+    const size_t hl = m->hidden_len, il = m->internal_len;
+    real *s = calloc(T * il, sizeof(real));
+    real *state = calloc(2 * hl, sizeof(real));
+    real *carry = calloc(hl, sizeof(real));
+    ck_assert(s && state && carry);
+    const real scale = (real)(1.0 / ((double)c.B * (double)T));
+    static const int threads[] = {1, 2};
+    real *ref = NULL;
+    for (int k = 0; k < 2; k++) {
+        set_threads(threads[k]);
+        bptt_model_pack_weights(m);
+        bptt_model_zero_grads(m);
+        memset(state, 0, hl * sizeof(real));
+        for (size_t i = 1; i <= T; i++)
+            bptt_model_forward_step(m, r.batch.x + (i - 1) * BX,
+                                    state + (i - 1) % 2 * hl,
+                                    s + (i - 1) * il, state + i % 2 * hl);
+        memset(carry, 0, hl * sizeof(real));
+        for (size_t i = T; i >= 2; i--) /* not step 1: its block stays open */
+            (void)bptt_model_backward_step(m, i, r.batch.x + (i - 1) * BX,
+                                           r.batch.y + (i - 1) * c.B,
+                                           s + (i - 1) * il, carry, scale);
+        ck_assert_msg(m->wgrad_rows > 0, "%s: no block open", r.name);
+        if (kernel)
+            ck_assert_msg((m->wgrad_bias_slots > 0) == (threads[k] > 1),
+                          "%s on %d threads: %zu slots' bias gradients "
+                          "left to the flush",
+                          r.name, threads[k], m->wgrad_bias_slots);
+        bptt_model_finish_grads(m);
+        ck_assert_uint_eq(m->wgrad_rows, 0);
+        ck_assert_uint_eq(m->wgrad_bias_slots, 0);
+        real *g = copy_of(m->grads, n);
+        if (k == 0) {
+            ref = g;
+            continue;
+        }
+        if (kernel) {
+            const size_t d = first_diff(g, ref, n);
+            ck_assert_msg(d == n,
+                          "%s: gradient %zu on 2 threads is %.9g, on 1 %.9g",
+                          r.name, d, d < n ? (double)g[d] : 0.0,
+                          d < n ? (double)ref[d] : 0.0);
+        } else {
+            ck_assert_msg(rel_diff(g, ref, n) < 1e-5,
+                          "%s: 2 threads against 1: relative difference "
+                          "%.3g", r.name, rel_diff(g, ref, n));
+        }
+        free(g);
+    }
+    /* not vacuous: every layer's bias gradient and the output's moved */
+    for (size_t l = 0; l <= m->L; l++) {
+        const bptt_tensor *t = &m->tensor[2 * l + 1];
+        size_t nonzero = 0;
+        for (size_t j = 0; j < t->rows; j++)
+            nonzero += ref[t->offset + j] != 0;
+        ck_assert_msg(nonzero > 0, "%s: bias %zu has no gradient", r.name,
+                      l);
+    }
+    set_threads(THREADS);
+    free(ref);
+    free(s);
+    free(state);
+    free(carry);
+    rig_close(&r);
+}
+END_TEST
+
 /* ---- (4) training ---------------------------------------------------------- */
 
 /* Parameters after TRAIN_STEPS steps of optimizer opt (batches 0, 1, 2)
@@ -1708,6 +1788,8 @@ static Suite *train_suite(void)
     tcase_add_test(tc, test_team);
     tcase_add_test(tc, test_team_one_thread);
     tcase_add_loop_test(tc, test_threads_identical, 0,
+                        RIG_CASES(thread_shapes));
+    tcase_add_loop_test(tc, test_open_block_bias, 0,
                         RIG_CASES(thread_shapes));
     suite_add_tcase(su, tc);
 

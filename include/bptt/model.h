@@ -31,7 +31,11 @@
  * (wgrad_htop).  Blocks are fixed by absolute step index: [1, K], [K+1,
  * 2K], ..., the last one ending at T, and backward ops always run T, ...,
  * 1, so the GEMM calls, and hence the gradients, are the same for every
- * plan.  The workspace, K steps of (B, G*H + X_l + H) reals per layer and
+ * plan.  The bias gradients are sums in double over every row of every
+ * step, added in the order of the backward ops, row by row; where threads
+ * share a step they are added at the block's flush instead, still in that
+ * order (wgrad_bias_slots), so that no thread reads another's rows of a
+ * step for them.  The workspace, K steps of (B, G*H + X_l + H) reals per layer and
  * K steps of (B, V) and one of (B, H) for the output layer, is working
  * memory (wgrad_bytes; bptt_model_set_wgrad_steps changes K).
  *
@@ -101,6 +105,9 @@ typedef struct {
     bptt_real *wgrad_htop;    /* (B, H) the top layer's h at the open
                                  block's highest step */
     size_t wgrad_rows;      /* slots in use in the open block (0: none) */
+    size_t wgrad_bias_slots; /* the open block's slots [0, n) whose bias
+                                gradients are not in dbias yet (its flush
+                                adds them) */
     size_t wgrad_bytes;     /* bytes of the four workspaces */
     /* W_l^T packed for the forward op's kernel (working set), NULL where
      * cblas does the forward op (bptt_cell_packed_len) */

@@ -267,6 +267,7 @@ int bptt_model_set_wgrad_steps(bptt_model *m, size_t K)
         m->wgrad_xh_off[l] = (size_t)z.wgrad_xh_off[l];
     m->wgrad_steps = K;
     m->wgrad_rows = 0;
+    m->wgrad_bias_slots = 0;
     m->wgrad_bytes = bytes;
     return BPTT_OK;
 }
@@ -326,6 +327,7 @@ void bptt_model_zero_grads(bptt_model *m)
     memset(m->dbias, 0,
            (m->L * m->cell->gates * m->H + m->V) * sizeof(double));
     m->wgrad_rows = 0;
+    m->wgrad_bias_slots = 0;
 }
 
 void bptt_model_finish_grads(bptt_model *m)

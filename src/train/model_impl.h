@@ -43,6 +43,13 @@ static inline int wgrad_top_step(const bptt_model *m, size_t slot)
     return slot + 1 == m->wgrad_rows;
 }
 
+/* The bias gradients of the open block's slots that its steps left to
+ * the flush (wgrad_bias_slots; model_step.c) into dbias: the columns
+ * [j0, j1) of every layer's gates, the output layer's [v0, v1), each
+ * slot's rows in the order its step would have added them. */
+void bptt_model_block_bias(bptt_model *m, size_t j0, size_t j1, size_t v0,
+                           size_t v1);
+
 /* dW += dgates^T xh over the open block, every layer, then dWo +=
  * dlogits^T h in two products: the slots below the highest, with h read
  * from the top layer's [x, h_prev] rows one slot up (k = (slots - 1) B),
@@ -64,7 +71,10 @@ static inline void wgrad_flush(bptt_model *m)
     bptt_gemm_weight_grads(m->ws[0].kernel, m->V, m->H, m->B,
                            wgrad_dlogits_of(m, m->wgrad_rows - 1),
                            m->wgrad_htop, dWo);
+    if (m->wgrad_bias_slots)
+        bptt_model_block_bias(m, 0, GH, 0, m->V);
     m->wgrad_rows = 0;
+    m->wgrad_bias_slots = 0;
 }
 
 /* 1 when the model's steps run as parts on several threads (on the

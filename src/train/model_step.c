@@ -35,7 +35,9 @@ static size_t int_off(const bptt_model *m, size_t l)
  * order the serial ops use, so the results are bit for bit those of the
  * whole ops on the kernel, whatever the thread count (doc/design.md 8.1).
  * Sums over rows (bias gradients, the loss) run over all rows in order,
- * cut by column (or summed after the region). */
+ * cut by column: the loss after the region, the bias gradients of a step
+ * shared by threads at its weight-gradient block's flush
+ * (bptt_model_block_bias). */
 
 static int team_path(const bptt_model *m)
 {
@@ -229,6 +231,39 @@ static void bias_rows_sum(const real *d, size_t rows, size_t cols, double *db,
     }
 }
 
+/* db[j] += each row of d (rows, cols) in turn, in double, for the
+ * columns [j0, j1): row by row, as the cells' whole ops add them. */
+static void bias_rows_add(const real *d, size_t rows, size_t cols,
+                          double *db, size_t j0, size_t j1)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const real *dr = d + r * cols;
+        _Pragma("omp simd")
+        for (size_t j = j0; j < j1; j++)
+            db[j] += (double)dr[j];
+    }
+}
+
+/* The bias gradients of the open block, summed at its flush rather than
+ * at each step: the team's steps would otherwise sum every row of each
+ * step's dgates by columns, reading half of them from the other cores,
+ * and (by rows) meet at a barrier for it.  The slots go from the highest
+ * down, as the backward steps wrote them, so that each sum gets the same
+ * additions in the same order as at each step: a layer's gates row after
+ * row into db, the output layer's rows summed from 0 and then added. */
+void bptt_model_block_bias(bptt_model *m, size_t j0, size_t j1, size_t v0,
+                           size_t v1)
+{
+    const size_t B = m->B, V = m->V, GH = m->cell->gates * m->H;
+    for (size_t l = 0; l < m->L; l++) /* a slot's B rows lie together */
+        for (size_t k = m->wgrad_bias_slots; k-- > 0;)
+            bias_rows_add(wgrad_dgates_of(m, l, k), B, GH, dbias_of(m, l),
+                          j0, j1);
+    for (size_t k = m->wgrad_bias_slots; k-- > 0;)
+        bias_rows_sum(wgrad_dlogits_of(m, k), B, V, dbias_of(m, m->L), v0,
+                      v1);
+}
+
 /* this step's rows in the weight-gradient blocks: [1, K] is a block, then
  * [K+1, 2K], ... whatever the plan */
 static size_t wgrad_slot(bptt_model *m, size_t i)
@@ -248,16 +283,19 @@ typedef struct {
     const real *s;
     real *carry;
     real scale;
+    int bias_now; /* the bias gradients summed in this step (one thread),
+                     else at the block's flush */
 } bwd_args;
 
 /* The backward step of bptt_model_backward_step on the kernel, one
  * region: the output layer's rows (h, logits, softmax, and dh, each
  * thread its own rows, so that its rows of the top layer need no
  * barrier before them), then each layer from the top (rows, the
- * products, then rows again; the output layer's bias sums, which read
- * every row, after the top layer's first barrier), then the
- * weight-gradient block when it closes (dWo too).  With the products by rows
- * (bptt_model_steps_by_rows) a layer needs its first barrier only. */
+ * products, then rows again), then the weight-gradient block when it
+ * closes (dWo and the bias gradients too, those that its steps left
+ * there: every step's, where threads share them).  With the products by
+ * rows (bptt_model_steps_by_rows) no row is read by another thread before
+ * the flush, which has the step's only barrier. */
 static void team_backward(void *arg, int q, int P)
 {
     const bwd_args *a = arg;
@@ -313,20 +351,12 @@ static void team_backward(void *arg, int q, int P)
             memcpy(xh + r * XH, in + r * X, X * sizeof(real));
             memcpy(xh + r * XH + X, sl + r * H, H * sizeof(real));
         }
-        bptt_team_barrier();
-        if (l == L - 1) { /* every row of the logits is in */
-            size_t v0, v1;
-            bptt_share(V, q, P, &v0, &v1);
-            bias_rows_sum(logits, B, V, dbias_of(m, L), v0, v1);
-        }
-        size_t j0, j1;
-        bptt_share(GH, q, P, &j0, &j1);
-        double *db = dbias_of(m, l);
-        for (size_t r = 0; r < B; r++) { /* row by row, as the whole op */
-            const real *d = dg + r * GH;
-            _Pragma("omp simd")
-            for (size_t j = j0; j < j1; j++)
-                db[j] += (double)d[j];
+        if (!by_rows) /* the product reads every row of dgates */
+            bptt_team_barrier();
+        if (a->bias_now) { /* alone: every row is this thread's */
+            if (l == L - 1)
+                bias_rows_sum(logits, B, V, dbias_of(m, L), 0, V);
+            bias_rows_add(dg, B, GH, dbias_of(m, l), 0, GH);
         }
         const bptt_gemm_prod back =
             l == 0 ? bptt_gemm_dh_prod(ws, G, dg, dc)
@@ -356,28 +386,39 @@ static void team_backward(void *arg, int q, int P)
         if (c->backward_post_rows)
             c->backward_post_rows(ws, dc, r0, r1);
     }
-    if (flush) { /* every part of the block is written (the barriers) */
-        for (size_t l = 0; l < L; l++) {
-            const bptt_gemm_prod wg = bptt_gemm_wgrad_prod(
-                kernel, GH, m->ws[l].X + H, rows, wgrad_dgates_of(m, l, 0),
-                wgrad_xh_of(m, l, 0),
-                m->grads + m->tensor[2 * l].offset);
-            bptt_gemm_part(&wg, q, P);
-        }
-        /* dWo as wgrad_flush adds it, in the same two products, each
-           cut the same way (so a thread adds both to its own tiles) */
-        real *dWo = m->grads + m->tensor[2 * L].offset;
-        const size_t X = m->ws[L - 1].X;
-        if (rows > B) {
-            const bptt_gemm_prod wo = bptt_gemm_wgrad_prod_ld(
-                kernel, V, H, rows - B, wgrad_dlogits_of(m, 0),
-                wgrad_xh_of(m, L - 1, 1) + X, X + H, dWo);
-            bptt_gemm_part(&wo, q, P);
-        }
-        const bptt_gemm_prod wt = bptt_gemm_wgrad_prod(
-            kernel, V, H, B, wgrad_dlogits_of(m, m->wgrad_rows - 1),
-            m->wgrad_htop, dWo);
-        bptt_gemm_part(&wt, q, P);
+    if (!flush)
+        return;
+    /* every part of the block is written (by columns, the barriers above;
+       by rows, this one) */
+    if (by_rows)
+        bptt_team_barrier();
+    for (size_t l = 0; l < L; l++) {
+        const bptt_gemm_prod wg = bptt_gemm_wgrad_prod(
+            kernel, GH, m->ws[l].X + H, rows, wgrad_dgates_of(m, l, 0),
+            wgrad_xh_of(m, l, 0), m->grads + m->tensor[2 * l].offset);
+        bptt_gemm_part(&wg, q, P);
+    }
+    /* dWo as wgrad_flush adds it, in the same two products, each cut the
+       same way (so a thread adds both to its own tiles) */
+    real *dWo = m->grads + m->tensor[2 * L].offset;
+    const size_t X = m->ws[L - 1].X;
+    if (rows > B) {
+        const bptt_gemm_prod wo = bptt_gemm_wgrad_prod_ld(
+            kernel, V, H, rows - B, wgrad_dlogits_of(m, 0),
+            wgrad_xh_of(m, L - 1, 1) + X, X + H, dWo);
+        bptt_gemm_part(&wo, q, P);
+    }
+    const bptt_gemm_prod wt = bptt_gemm_wgrad_prod(
+        kernel, V, H, B, wgrad_dlogits_of(m, m->wgrad_rows - 1),
+        m->wgrad_htop, dWo);
+    bptt_gemm_part(&wt, q, P);
+    /* the bias gradients the block's steps left, each thread its columns
+       (those of its weight-gradient tiles, near enough) */
+    if (m->wgrad_bias_slots) {
+        size_t j0, j1, v0, v1;
+        bptt_share(GH, q, P, &j0, &j1);
+        bptt_share(V, q, P, &v0, &v1);
+        bptt_model_block_bias(m, j0, j1, v0, v1);
     }
 }
 
@@ -387,10 +428,18 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
 {
     const size_t slot = wgrad_slot(m, i);
     if (team_path(m)) {
-        bwd_args a = {m, slot, x, y, s, carry, scale};
-        bptt_team_run(team_backward, &a, team_worth(m));
-        if (slot == 0)
+        const int par = team_worth(m);
+        /* shared by threads, this step's bias gradients wait for the
+           flush (bptt_model_block_bias), and so do the lower steps' of
+           the block, so that each is added in the same order */
+        if (!m->wgrad_bias_slots && !bptt_team_alone(par))
+            m->wgrad_bias_slots = slot + 1;
+        bwd_args a = {m, slot, x, y, s, carry, scale, !m->wgrad_bias_slots};
+        bptt_team_run(team_backward, &a, par);
+        if (slot == 0) {
             m->wgrad_rows = 0;
+            m->wgrad_bias_slots = 0;
+        }
         double loss = 0;
         for (size_t r = 0; r < m->B; r++)
             loss += m->row_loss[r];

@@ -124,12 +124,17 @@ static int one_thread(void)
 #endif
 }
 
+int bptt_team_alone(int par)
+{
+    return !par || alone || (!held && one_thread());
+}
+
 void bptt_team_run(bptt_team_fn fn, void *arg, int par)
 {
     /* a part given one thread runs here, without a region: a region of
        one thread and its barriers cost about a microsecond each on a
        2-core VM, a few percent of a step at H = 256 */
-    if (!par || alone || (!held && one_thread())) {
+    if (bptt_team_alone(par)) {
         const int was = alone;
         alone = 1;
         fn(arg, 0, 1);

@@ -34,6 +34,11 @@ void bptt_team_hold(void (*body)(void *), void *arg);
  * whose barriers then return at once. */
 void bptt_team_run(bptt_team_fn fn, void *arg, int par);
 
+/* 1 when bptt_team_run(fn, arg, par) here would run the part alone, as
+ * fn(arg, 0, 1) on this thread; else 0 (its P may still come out 1 where
+ * OpenMP gives a region fewer threads than asked). */
+int bptt_team_alone(int par);
+
 /* Inside a part: returns when every thread of its team has reached it
  * (an OpenMP barrier where the part runs in a plain region). */
 void bptt_team_barrier(void);

@@ -71,8 +71,7 @@ static inline void wgrad_flush(bptt_model *m)
     bptt_gemm_weight_grads(m->ws[0].kernel, m->V, m->H, m->B,
                            wgrad_dlogits_of(m, m->wgrad_rows - 1),
                            m->wgrad_htop, dWo);
-    if (m->wgrad_bias_slots)
-        bptt_model_block_bias(m, 0, GH, 0, m->V);
+    bptt_model_block_bias(m, 0, GH, 0, m->V); /* what the steps left */
     m->wgrad_rows = 0;
     m->wgrad_bias_slots = 0;
 }

@@ -283,8 +283,6 @@ typedef struct {
     const real *s;
     real *carry;
     real scale;
-    int bias_now; /* the bias gradients summed in this step (one thread),
-                     else at the block's flush */
 } bwd_args;
 
 /* The backward step of bptt_model_backward_step on the kernel, one
@@ -353,7 +351,7 @@ static void team_backward(void *arg, int q, int P)
         }
         if (!by_rows) /* the product reads every row of dgates */
             bptt_team_barrier();
-        if (a->bias_now) { /* alone: every row is this thread's */
+        if (!m->wgrad_bias_slots) { /* alone: every row is this thread's */
             if (l == L - 1)
                 bias_rows_sum(logits, B, V, dbias_of(m, L), 0, V);
             bias_rows_add(dg, B, GH, dbias_of(m, l), 0, GH);
@@ -412,14 +410,13 @@ static void team_backward(void *arg, int q, int P)
         kernel, V, H, B, wgrad_dlogits_of(m, m->wgrad_rows - 1),
         m->wgrad_htop, dWo);
     bptt_gemm_part(&wt, q, P);
-    /* the bias gradients the block's steps left, each thread its columns
-       (those of its weight-gradient tiles, near enough) */
-    if (m->wgrad_bias_slots) {
-        size_t j0, j1, v0, v1;
-        bptt_share(GH, q, P, &j0, &j1);
-        bptt_share(V, q, P, &v0, &v1);
-        bptt_model_block_bias(m, j0, j1, v0, v1);
-    }
+    /* the bias gradients the block's steps left (none where they ran
+       alone), each thread its columns (those of its weight-gradient
+       tiles, near enough) */
+    size_t j0, j1, v0, v1;
+    bptt_share(GH, q, P, &j0, &j1);
+    bptt_share(V, q, P, &v0, &v1);
+    bptt_model_block_bias(m, j0, j1, v0, v1);
 }
 
 double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
@@ -431,10 +428,11 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
         const int par = team_worth(m);
         /* shared by threads, this step's bias gradients wait for the
            flush (bptt_model_block_bias), and so do the lower steps' of
-           the block, so that each is added in the same order */
+           the block, so that each is added in the same order; while none
+           wait, team_backward adds them at once */
         if (!m->wgrad_bias_slots && !bptt_team_alone(par))
             m->wgrad_bias_slots = slot + 1;
-        bwd_args a = {m, slot, x, y, s, carry, scale, !m->wgrad_bias_slots};
+        bwd_args a = {m, slot, x, y, s, carry, scale};
         bptt_team_run(team_backward, &a, par);
         if (slot == 0) {
             m->wgrad_rows = 0;

@@ -333,7 +333,7 @@ void bptt_model_zero_grads(bptt_model *m)
 void bptt_model_finish_grads(bptt_model *m)
 {
     if (m->wgrad_rows)
-        wgrad_flush(m);
+        bptt_model_flush_block(m);
     if (m->cell->zero_fixed) /* entries the cell keeps at zero (GRU) */
         for (size_t l = 0; l < m->L; l++)
             m->cell->zero_fixed(m->ws[l].X, m->H,

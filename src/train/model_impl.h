@@ -2,7 +2,7 @@
  * model_step.c, the steps; model_ops.c, the steps run by the executor):
  * where a layer's bias gradient sums and its block of the weight
  * gradient lie (and the output layer's), the block's flush into dW and
- * dWo, and whether the steps run on a team of threads. */
+ * dWo (model_step.c), and whether the steps run on a team of threads. */
 #ifndef BPTT_MODEL_IMPL_H
 #define BPTT_MODEL_IMPL_H
 
@@ -43,38 +43,14 @@ static inline int wgrad_top_step(const bptt_model *m, size_t slot)
     return slot + 1 == m->wgrad_rows;
 }
 
-/* The bias gradients of the open block's slots that its steps left to
- * the flush (wgrad_bias_slots; model_step.c) into dbias: the columns
- * [j0, j1) of every layer's gates, the output layer's [v0, v1), each
- * slot's rows in the order its step would have added them. */
-void bptt_model_block_bias(bptt_model *m, size_t j0, size_t j1, size_t v0,
-                           size_t v1);
-
-/* dW += dgates^T xh over the open block, every layer, then dWo +=
- * dlogits^T h in two products: the slots below the highest, with h read
- * from the top layer's [x, h_prev] rows one slot up (k = (slots - 1) B),
- * then the highest with wgrad_htop (k = B); closes the block. */
-static inline void wgrad_flush(bptt_model *m)
-{
-    const size_t GH = m->cell->gates * m->H, rows = m->wgrad_rows * m->B;
-    const size_t L = m->L, X = m->ws[L - 1].X, XH = X + m->H;
-    for (size_t l = 0; l < L; l++)
-        bptt_gemm_weight_grads(m->ws[l].kernel, GH, m->ws[l].X + m->H, rows,
-                               wgrad_dgates_of(m, l, 0),
-                               wgrad_xh_of(m, l, 0),
-                               m->grads + m->tensor[2 * l].offset);
-    real *dWo = m->grads + m->tensor[2 * L].offset;
-    if (m->wgrad_rows > 1)
-        bptt_gemm_weight_grads_ld(m->ws[0].kernel, m->V, m->H, rows - m->B,
-                                  wgrad_dlogits_of(m, 0),
-                                  wgrad_xh_of(m, L - 1, 1) + X, XH, dWo);
-    bptt_gemm_weight_grads(m->ws[0].kernel, m->V, m->H, m->B,
-                           wgrad_dlogits_of(m, m->wgrad_rows - 1),
-                           m->wgrad_htop, dWo);
-    bptt_model_block_bias(m, 0, GH, 0, m->V); /* what the steps left */
-    m->wgrad_rows = 0;
-    m->wgrad_bias_slots = 0;
-}
+/* Closes the open block (wgrad_rows slots): dW += dgates^T xh, every
+ * layer, then dWo += dlogits^T h in two products: the slots below the
+ * highest, with h read from the top layer's [x, h_prev] rows one slot up
+ * (k = (slots - 1) B), then the highest with wgrad_htop (k = B); then the
+ * bias gradients its steps left (wgrad_bias_slots).  The team's backward
+ * step at a block's lowest slot runs the same products, cut the same way
+ * (model_step.c), so the gradients keep their bits whichever closes it. */
+void bptt_model_flush_block(bptt_model *m);
 
 /* 1 when the model's steps run as parts on several threads (on the
  * kernel's path, products large enough to share): then a run of steps

@@ -36,8 +36,7 @@ static size_t int_off(const bptt_model *m, size_t l)
  * whole ops on the kernel, whatever the thread count (doc/design.md 8.1).
  * Sums over rows (bias gradients, the loss) run over all rows in order,
  * cut by column: the loss after the region, the bias gradients of a step
- * shared by threads at its weight-gradient block's flush
- * (bptt_model_block_bias). */
+ * shared by threads at its weight-gradient block's flush (block_bias). */
 
 static int team_path(const bptt_model *m)
 {
@@ -251,8 +250,8 @@ static void bias_rows_add(const real *d, size_t rows, size_t cols,
  * down, as the backward steps wrote them, so that each sum gets the same
  * additions in the same order as at each step: a layer's gates row after
  * row into db, the output layer's rows summed from 0 and then added. */
-void bptt_model_block_bias(bptt_model *m, size_t j0, size_t j1, size_t v0,
-                           size_t v1)
+static void block_bias(bptt_model *m, size_t j0, size_t j1, size_t v0,
+                       size_t v1)
 {
     const size_t B = m->B, V = m->V, GH = m->cell->gates * m->H;
     for (size_t l = 0; l < m->L; l++) /* a slot's B rows lie together */
@@ -262,6 +261,61 @@ void bptt_model_block_bias(bptt_model *m, size_t j0, size_t j1, size_t v0,
     for (size_t k = m->wgrad_bias_slots; k-- > 0;)
         bias_rows_sum(wgrad_dlogits_of(m, k), B, V, dbias_of(m, m->L), v0,
                       v1);
+}
+
+/* dW (GH, XH) += dgates^T xh over rows rows, xh's rows ldx apart: thread
+ * q's part of P on our kernels; on cblas (only ever q 0 of 1) whole */
+static void flush_product(int kernel, size_t GH, size_t XH, size_t rows,
+                          const real *dgates, const real *xh, size_t ldx,
+                          real *dW, int q, int P)
+{
+    if (kernel == BPTT_GEMM_CBLAS) {
+        bptt_gemm_weight_grads_ld(kernel, GH, XH, rows, dgates, xh, ldx, dW);
+        return;
+    }
+    const bptt_gemm_prod g =
+        bptt_gemm_wgrad_prod_ld(kernel, GH, XH, rows, dgates, xh, ldx, dW);
+    bptt_gemm_part(&g, q, P);
+}
+
+/* Thread q's part of P of the open block's flush (bptt_model_flush_block
+ * says what it adds), once every step of the block has written its rows.
+ * Each product is cut the same way, so a thread adds both of dWo's to its
+ * own tiles, and takes the same tiles at every flush; and it adds the bias
+ * gradients of its own columns (those of its tiles, near enough). */
+static void block_flush(bptt_model *m, int q, int P)
+{
+    const size_t B = m->B, H = m->H, V = m->V, L = m->L;
+    const size_t GH = m->cell->gates * H, rows = m->wgrad_rows * B;
+    const int kernel = m->ws[0].kernel;
+    for (size_t l = 0; l < L; l++) {
+        const size_t XH = m->ws[l].X + H;
+        flush_product(kernel, GH, XH, rows, wgrad_dgates_of(m, l, 0),
+                      wgrad_xh_of(m, l, 0), XH,
+                      m->grads + m->tensor[2 * l].offset, q, P);
+    }
+    real *dWo = m->grads + m->tensor[2 * L].offset;
+    const size_t X = m->ws[L - 1].X;
+    if (rows > B)
+        flush_product(kernel, V, H, rows - B, wgrad_dlogits_of(m, 0),
+                      wgrad_xh_of(m, L - 1, 1) + X, X + H, dWo, q, P);
+    flush_product(kernel, V, H, B, wgrad_dlogits_of(m, m->wgrad_rows - 1),
+                  m->wgrad_htop, H, dWo, q, P);
+    size_t j0, j1, v0, v1;
+    bptt_share(GH, q, P, &j0, &j1);
+    bptt_share(V, q, P, &v0, &v1);
+    block_bias(m, j0, j1, v0, v1);
+}
+
+static void team_flush(void *arg, int q, int P) { block_flush(arg, q, P); }
+
+void bptt_model_flush_block(bptt_model *m)
+{
+    /* on the kernel, by the team's threads (or a region of its own,
+       outside one); cblas threads inside its products */
+    bptt_team_run(team_flush, m, team_path(m) && team_worth(m));
+    m->wgrad_rows = 0;
+    m->wgrad_bias_slots = 0;
 }
 
 /* this step's rows in the weight-gradient blocks: [1, K] is a block, then
@@ -307,7 +361,6 @@ static void team_backward(void *arg, int q, int P)
     const real *bo = m->params + m->tensor[2 * L + 1].offset;
     const size_t slot = a->slot;
     const int flush = slot == 0; /* the block's lowest step */
-    const size_t rows = m->wgrad_rows * B;
     const int kernel = m->ws[0].kernel;
     const int by_rows = bptt_model_steps_by_rows(m, P);
     size_t r0, r1;
@@ -390,33 +443,7 @@ static void team_backward(void *arg, int q, int P)
        by rows, this one) */
     if (by_rows)
         bptt_team_barrier();
-    for (size_t l = 0; l < L; l++) {
-        const bptt_gemm_prod wg = bptt_gemm_wgrad_prod(
-            kernel, GH, m->ws[l].X + H, rows, wgrad_dgates_of(m, l, 0),
-            wgrad_xh_of(m, l, 0), m->grads + m->tensor[2 * l].offset);
-        bptt_gemm_part(&wg, q, P);
-    }
-    /* dWo as wgrad_flush adds it, in the same two products, each cut the
-       same way (so a thread adds both to its own tiles) */
-    real *dWo = m->grads + m->tensor[2 * L].offset;
-    const size_t X = m->ws[L - 1].X;
-    if (rows > B) {
-        const bptt_gemm_prod wo = bptt_gemm_wgrad_prod_ld(
-            kernel, V, H, rows - B, wgrad_dlogits_of(m, 0),
-            wgrad_xh_of(m, L - 1, 1) + X, X + H, dWo);
-        bptt_gemm_part(&wo, q, P);
-    }
-    const bptt_gemm_prod wt = bptt_gemm_wgrad_prod(
-        kernel, V, H, B, wgrad_dlogits_of(m, m->wgrad_rows - 1),
-        m->wgrad_htop, dWo);
-    bptt_gemm_part(&wt, q, P);
-    /* the bias gradients the block's steps left (none where they ran
-       alone), each thread its columns (those of its weight-gradient
-       tiles, near enough) */
-    size_t j0, j1, v0, v1;
-    bptt_share(GH, q, P, &j0, &j1);
-    bptt_share(V, q, P, &v0, &v1);
-    bptt_model_block_bias(m, j0, j1, v0, v1);
+    block_flush(m, q, P);
 }
 
 double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
@@ -427,7 +454,7 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
     if (team_path(m)) {
         const int par = team_worth(m);
         /* shared by threads, this step's bias gradients wait for the
-           flush (bptt_model_block_bias), and so do the lower steps' of
+           flush (block_bias), and so do the lower steps' of
            the block, so that each is added in the same order; while none
            wait, team_backward adds them at once */
         if (!m->wgrad_bias_slots && !bptt_team_alone(par))
@@ -485,7 +512,7 @@ double bptt_model_backward_step(bptt_model *m, size_t i, const real *x,
         }
     }
     if (slot == 0) /* the block's lowest step: add its weight gradients */
-        wgrad_flush(m); /* dWo too */
+        bptt_model_flush_block(m); /* dWo too */
     return loss;
 }
 

@@ -41,12 +41,13 @@ is called, and finds every tensor the steps reach that needs a gradient
 whose inputs are the init, the xs and those parameters, so autograd hands
 each parameter its gradient once, summed, as it does the loop's."""
 import math
+import threading
 
 import torch
 
 import bptt_msm as _planner
 
-__all__ = ["scan", "Sizes"]
+__all__ = ["scan", "Sizes", "recomputing"]
 
 _NAME = "bptt_msm.torch.scan"
 _TORCH2 = int(torch.__version__.split(".")[0]) >= 2
@@ -55,6 +56,17 @@ _TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 # step changes is refused (scan says so) rather than copied every call
 _BUFFER_COPY_LIMIT = 64 << 20
 _TENSOR_COPY_LIMIT = 64 << 10
+
+
+_LOCAL = threading.local()
+
+
+def recomputing():
+    """True while scan calls the step again for a step it has run before
+    (a recomputation), in this thread: a step with effects outside what
+    scan replays (appending to a list, a Python counter, logging) can skip
+    them then, and so have them once per step, as in the loop."""
+    return getattr(_LOCAL, "again", False)
 
 
 # ---- nests of tensors ---------------------------------------------------------
@@ -442,21 +454,24 @@ def _autocast_state():
 
 
 class _Autocast:
-    """The autocast state scan was called in, entered again around each
-    step recomputed in the backward pass."""
+    """The autocast state scan was called in, entered around every call of
+    the step, with autocast's cache of cast parameters off: each step casts
+    its parameters itself, so that no cast made by one step is shared with
+    another's graph (the loop's cast, made once, would be a node outside
+    every step; doc/pytorch.md says what this changes in the last bits)."""
 
     def __init__(self, state):
         self.state = state
         self.ctxs = None
 
     def __enter__(self):
-        gpu, gpu_dtype, cpu, cpu_dtype, cache = self.state
+        gpu, gpu_dtype, cpu, cpu_dtype, _ = self.state
         self.ctxs = []
         if torch.cuda.is_available():
             self.ctxs.append(torch.autocast("cuda", dtype=gpu_dtype,
-                                            enabled=gpu, cache_enabled=cache))
+                                            enabled=gpu, cache_enabled=False))
         self.ctxs.append(torch.autocast("cpu", dtype=cpu_dtype, enabled=cpu,
-                                        cache_enabled=cache))
+                                        cache_enabled=False))
         for c in self.ctxs:
             c.__enter__()
 
@@ -536,6 +551,7 @@ class _Runner:
         self.amp = None
         self.walked = 0
         self.fast = None
+        self.computed = [False] * (length + 1)
         self.x_grad = any(s.requires_grad and _needs_grad(s) for s in xs)
 
     def pos(self, i):
@@ -630,11 +646,17 @@ class _Runner:
                            for m, c in enumerate(carry)])
         c_in = _build(self.carry_spec, carry)
         x_in = _build(self.xs_spec, x) if self.xs_spec is not None else None
-        if self.amp is not None:
-            with self.amp:
+        local = _LOCAL
+        outer = getattr(local, "again", False)
+        local.again = self.computed[i] or outer
+        try:
+            if self.amp is not None:
+                with self.amp:
+                    out = self.step(c_in, x_in)
+            else:
                 out = self.step(c_in, x_in)
-        else:
-            out = self.step(c_in, x_in)
+        finally:
+            local.again = outer
         # the common case, checked quickly: a tensor or a tuple of tensors
         # for the carry and for y, keeping the carry's shapes, dtypes and
         # devices and step 1's y's; anything else goes through _checked
@@ -1223,7 +1245,7 @@ class _Scan(torch.autograd.Function):
         r.grad_ys = tuple(grads[nc:])
         r.grad_params = [None] * len(r.params)
         r.sweep = False
-        if _autocast_state() != r.autocast:
+        if r.amp is None and _autocast_state() != r.autocast:
             r.amp = _Autocast(r.autocast)
         replay = r.replay
         saved = replay.caller()
@@ -1405,6 +1427,8 @@ def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
                 reverse, trace)
     r.info = info
     r.autocast = _autocast_state()
+    if r.autocast[0] or r.autocast[2]:
+        r.amp = _Autocast(r.autocast)
     devices = sorted({t.device.index or 0 for t in
                       list(carry) + list(xs_flat) + list(params)
                       if t.device.type == "cuda"})

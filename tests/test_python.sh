@@ -3,7 +3,9 @@
 # tree, with Debian's /usr/bin/python3 (a pyenv python3 on PATH cannot see
 # Debian's python3-torch), PYTHON=... for another: the planner against
 # `bptt plan`, bptt_msm.torch.scan against the written-out loop
-# (tests/python/test_bptt_msm.py), and experiments/torch-scan -q.  Without
+# (tests/python/test_bptt_msm.py), scan under the conditions of real
+# training: dropout, BatchNorm, autocast, hooks, DDP over two processes,
+# threads, nests (tests/python/test_field.py), and experiments/torch-scan -q.  Without
 # torch it fails, saying how to install it.  In a sanitizer build it is
 # skipped by name: python3 cannot load libraries built with ASan unless its
 # runtime is preloaded into the interpreter (and torch) too; the plain
@@ -27,23 +29,52 @@ PYTHONDONTWRITEBYTECODE=1 # nothing written into the source tree
 OMP_NUM_THREADS=1
 export BPTT_MSM_LIBDIR PYTHONPATH PYTHONDONTWRITEBYTECODE OMP_NUM_THREADS
 "$PY" "$SRCDIR/tests/python/test_bptt_msm.py"
-# the side-by-side at tiny sizes: every way's row; MSM within the memory of
-# the way it is matched with, and under 2 forward ops a step where
-# per-step checkpointing needs 2
+"$PY" "$SRCDIR/tests/python/test_field.py"
+# the side-by-side at tiny sizes (the cells and the dropout+LayerNorm step):
+# every way's row; MSM within the memory of the way it is matched with, and,
+# for the cells, under 2 forward ops a step where per-step checkpointing
+# needs 2 (not for ln-drop: at these sizes its generator state, 5056 B, is
+# ten carries); the 5% and 10% rows, msm's and auto's (where scan takes
+# "auto": both or neither, for every model), run the plan's forward ops and
+# hold less than the plain loop and at most their budget and one step's
+# internal state
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$PY" "$SRCDIR/experiments/torch-scan" -q -o "$tmp/side.csv" > "$tmp/side.txt"
-awk -F, 'NR > 1 { peak[$1 "," $2] = $5; fwd[$1 "," $2] = $4; n++ }
+"$PY" "$SRCDIR/experiments/torch-scan" -q -m lstm,gru,ln-drop -o "$tmp/side.csv" > "$tmp/side.txt"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+{
+    k = $1 "," $2; seen[k] = 1; n++
+    fwd[k] = $col["forward_ops"]; step[k] = $col["forward_ops_per_step"]
+    peak[k] = $col["saved_peak_bytes"]; internal[k] = $col["internal_bytes"]
+    uses[k] = $col["strategy"]; planned[k] = $col["plan_forward_ops"]
+    budget[k] = $col["budget_bytes"]
+}
+function fail(msg) { print "torch-scan -q: " msg; bad = 1; exit 1 }
 END {
-    if (n != 12) { print "torch-scan -q: " n " rows, not 12"; exit 1 }
-    split("lstm gru", models, " "); split("plain ckpt chen", ways, " ")
-    for (m in models) for (w in ways) {
-        k = models[m] "," ways[w]; s = models[m] ",msm@" ways[w]
-        if (!(s in peak)) { print "torch-scan -q: no row " s; exit 1 }
-        if (peak[s] + 0 > peak[k] + 0) { print "torch-scan -q: " s " peaks at " peak[s] " bytes, over " k "'"'"'s " peak[k]; exit 1 }
+    if (bad) exit 1
+    nm = split("lstm gru ln-drop", models, " ")
+    split("plain ckpt chen msm@plain msm@ckpt msm@chen msm@5% msm@10%", need, " ")
+    auto = ("lstm,auto@5%" in seen)
+    if (n != nm * (auto ? 10 : 8)) fail(n " rows, not " nm * (auto ? 10 : 8))
+    for (m = 1; m <= nm; m++) {
+        for (w in need) if (!((models[m] "," need[w]) in seen)) fail("no row " models[m] "," need[w])
+        split("plain ckpt chen", ways, " ")
+        for (w in ways) {
+            k = models[m] "," ways[w]; s = models[m] ",msm@" ways[w]
+            if (peak[s] + 0 > peak[k] + 0) fail(s " peaks at " peak[s] " bytes, over " k "'"'"'s " peak[k])
+        }
+        if (models[m] != "ln-drop" && step[models[m] ",msm@ckpt"] + 0 >= 2)
+            fail("msm at per-step checkpointing'"'"'s memory needs " step[models[m] ",msm@ckpt"] " forward ops a step for " models[m])
+        split("msm@5% msm@10%" (auto ? " auto@5% auto@10%" : ""), shares, " ")
+        for (w in shares) {
+            s = models[m] "," shares[w]
+            if (!(s in seen)) fail("no row " s)
+            if (fwd[s] + 0 != planned[s] + 0) fail(s " ran " fwd[s] " forward ops, its plan " planned[s])
+            if (peak[s] + 0 >= peak[models[m] ",plain"] + 0) fail(s " peaks at " peak[s] " bytes, not below the plain loop'"'"'s " peak[models[m] ",plain"])
+            if (peak[s] + 0 > budget[s] + internal[s]) fail(s " peaks at " peak[s] " bytes, over its budget " budget[s] " and an internal state " internal[s])
+            if (uses[s] != "msm" && !(shares[w] ~ /^auto/ && uses[s] == "chen")) fail(s " used strategy " uses[s])
+        }
     }
-    for (m in models) if (fwd[models[m] ",msm@ckpt"] + 0 >= 2) {
-        print "torch-scan -q: msm at per-step checkpointing'"'"'s memory needs " fwd[models[m] ",msm@ckpt"] " forward ops a step"; exit 1 }
 }' "$tmp/side.csv" >&2 || { cat "$tmp/side.txt" >&2; exit 1; }
 echo "test_python: torch-scan -q: $(($(wc -l < "$tmp/side.csv") - 1)) rows side by side"
 # the example: a few iterations, the two trainings' parameters identical

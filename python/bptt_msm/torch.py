@@ -447,6 +447,16 @@ def _same(a, b):
                                       .all()))
 
 
+def _snap_tensors(snap):
+    """The tensors a replayed state's snapshot holds (held_bytes counts
+    them: the plan counts them in every stored state)."""
+    if snap is None:
+        return ()
+    rng, bufs = snap
+    return ((rng[0],) + tuple(rng[1]) if rng is not None else ()) + \
+        tuple(bufs)
+
+
 def _autocast_state():
     return (torch.is_autocast_enabled(), torch.get_autocast_gpu_dtype(),
             torch.is_autocast_cpu_enabled(), torch.get_autocast_cpu_dtype(),
@@ -689,7 +699,13 @@ class _Runner:
                             % (_NAME, i, _spec_text(cspec),
                                _spec_text(self.carry_spec)))
         for k, (a, b) in enumerate(zip(c, carry)):
-            if a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+            # step 1 may turn a float carry into another float type (a
+            # float32 init through a cell that autocast runs in float16),
+            # as the loop lets it; from then on the carry keeps its types
+            if a.shape != b.shape or a.device != b.device or (
+                    a.dtype != b.dtype and not (
+                        i == 1 and a.dtype.is_floating_point and
+                        b.dtype.is_floating_point)):
                 raise ValueError("%s: step %d changed carry tensor %d from "
                                  "%s %s on %s to %s %s on %s: a carry keeps "
                                  "its shape, dtype and device"
@@ -763,13 +779,13 @@ class _Runner:
         stored carries; each memory block once, parameters and xs left out."""
         seen = {}
         for entry in self.hstore.values():
-            for c in entry[0]:
+            for c in entry[0] + _snap_tensors(entry[1]):
                 k, n = _storage_key(c)
                 seen[k] = n
         for g in self.sstore.values():
             for k, (_, n) in g.ledger.live.items():
                 seen[k] = n
-            for c in g.carry:
+            for c in g.carry + _snap_tensors(g.snap):
                 k, n = _storage_key(c)
                 seen[k] = n
         for k in self.outside:
@@ -849,7 +865,7 @@ class _Runner:
             plan._torch_actions
         self.k = 0
         self.init = tuple(init)
-        self.hstore = {0: (self.init, None, None)}
+        self.hstore = {0: (self.init, self.replay.start, None)}
         self.sstore = {}
         self.working = None
         self.running = self.init
@@ -1209,9 +1225,12 @@ def _default_memory(runner):
     s = runner.sizes
     share = _planner.memory_bytes(DEFAULT_MEMORY, runner.length,
                                   s.hidden_bytes, s.internal_bytes)
-    chen = _plan(runner.length, s.hidden_bytes, s.internal_bytes, "100%",
-                 "chen", None)
-    return max(share, chen.peak_bytes)
+    try:
+        chen = _plan(runner.length, s.hidden_bytes, s.internal_bytes,
+                     "100%", "chen", None).peak_bytes
+    except _planner.InfeasibleBudget as e:  # very short: chen needs more
+        chen = e.min_memory_bytes
+    return max(share, chen)
 
 
 def _time_estimate(plan):

@@ -1116,13 +1116,6 @@ def _compile(plan):
     return acts, keep, first, link
 
 
-def _engine_runs(plan):
-    """How many engine runs a plan's backward takes (backward ops not
-    linked to the one after them)."""
-    acts, keep, first, link = plan._torch_actions
-    return sum(1 for op, _ in acts if op == _BACKWARD) - sum(link)
-
-
 _CACHE = {}
 
 
@@ -1148,11 +1141,11 @@ def _plan(length, hidden_bytes, internal_bytes, memory, strategy, segment):
 
 STRATEGIES = ("auto",) + _planner.STRATEGIES
 DEFAULT_MEMORY = "10%"
-# strategy="auto" compares plans by this estimate of their time, in forward
-# steps: every forward op, plus a backward op's worth (about two forward
-# steps) for each, plus what one run of autograd's engine costs over the
-# steps it runs (measured: doc/pytorch.md, "Choosing a strategy")
-_ENGINE_RUN_COST = 0.25
+# strategy="auto" runs Chen's segments where their forward ops are at
+# most this many times MSM's at the same budget: measured side by side
+# (doc/pytorch.md, "Choosing a strategy"), scan took the same time under
+# either there, and Chen's segments store less
+_CHEN_OPS_RATIO = 1.15
 
 
 def _check_memory(memory):
@@ -1215,7 +1208,10 @@ def _choose(runner, memory, strategy, segment):
                s.hidden_bytes, s.internal_bytes, need,
                100.0 * need / max(1, p_full.peak_bytes),
                p_full.peak_bytes, need / s.hidden_bytes), need)
-    return min(plans, key=lambda p: _time_estimate(p))
+    if len(plans) == 2 and \
+            plans[1].forward_ops <= _CHEN_OPS_RATIO * plans[0].forward_ops:
+        return plans[1]
+    return plans[0]
 
 
 def _default_memory(runner):
@@ -1231,11 +1227,6 @@ def _default_memory(runner):
     except _planner.InfeasibleBudget as e:  # very short: chen needs more
         chen = e.min_memory_bytes
     return max(share, chen)
-
-
-def _time_estimate(plan):
-    return plan.forward_ops + 2 * plan.backward_ops + \
-        _ENGINE_RUN_COST * math.sqrt(plan.length) * _engine_runs(plan)
 
 
 # ---- the autograd node ----------------------------------------------------------

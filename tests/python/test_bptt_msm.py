@@ -314,6 +314,37 @@ def test_scan():
     check(not same(ga, gb), "the comparison cannot tell two models apart")
 
 
+def test_auto():
+    """strategy="auto": Chen's segments where their forward ops are within
+    15% of MSM's at the budget, MSM elsewhere; gradients the loop's."""
+    step, init, xs = setup("lstm", T=200)
+    leaves = leaves_of(step, init, xs)
+    ref, _, _ = grads(leaves, lambda: models.plain(step, init, xs))
+    picked = set()
+    for mem in ["5%", "10%", "40%", "80%"]:
+        info = {}
+        got, _, _ = grads(leaves, lambda: bt.scan(step, init, xs, memory=mem,
+                                                  strategy="auto", info=info))
+        s = info["sizes"]
+        ops = {}
+        for st in ("msm", "chen"):
+            try:
+                ops[st] = bptt_msm.plan(200, s.hidden_bytes, s.internal_bytes,
+                                        mem, st).forward_ops
+            except bptt_msm.InfeasibleBudget:
+                ops[st] = None  # chen needs more than a small share
+        want = "chen" if ops["chen"] is not None and \
+            ops["chen"] <= 1.15 * ops["msm"] else "msm"
+        check(info["strategy"] == want and
+              info["plan"].forward_ops == ops[want],
+              "auto at %s: ran %s (%d forward ops); msm plans %s, chen %s"
+              % (mem, info["strategy"], info["plan"].forward_ops,
+                 ops["msm"], ops["chen"]))
+        check(same(ref, got), "auto at %s: gradients differ" % mem)
+        picked.add(info["strategy"])
+    check(picked == {"msm", "chen"}, "auto picked only %s" % picked)
+
+
 def test_scan_refuses():
     # what the module says it exports is there
     names = {}
@@ -361,6 +392,7 @@ def test_scan_refuses():
 def main():
     test_planner()
     test_scan()
+    test_auto()
     test_scan_refuses()
     if FAILS:
         sys.stderr.write("test_bptt_msm: %d failure(s)\n" % len(FAILS))

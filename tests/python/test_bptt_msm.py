@@ -17,30 +17,9 @@ import torch
 import bptt_msm
 import bptt_msm.torch as bt
 import models
+from expect import FAILS, check, raises
 
-FAILS = []
 CASES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        sys.stderr.write("FAIL: %s\n" % what)
-
-
-def raises(exc, fn, what, needle=None):
-    try:
-        fn()
-    except exc as e:
-        check(needle is None or needle in str(e),
-              "%s: message %r lacks %r" % (what, str(e), needle))
-        return e
-    except Exception as e:  # the wrong kind
-        check(False, "%s: raised %s (%s), not %s" % (what, type(e).__name__,
-                                                     e, exc.__name__))
-        return None
-    check(False, "%s: no %s raised" % (what, exc.__name__))
-    return None
 
 
 # ---- the planner -------------------------------------------------------------
@@ -389,8 +368,78 @@ def test_scan_refuses():
     raises(RuntimeError, lambda: loss.backward(), "backward twice", "twice")
 
 
+# ---- hostile environments -----------------------------------------------------
+
+def python_run(program, **env):
+    """program run by this Python with env added: (exit, stdout, stderr)."""
+    e = dict(os.environ)
+    e.update(env)
+    out = subprocess.run([sys.executable, "-c", program], env=e,
+                         capture_output=True, text=True, timeout=120)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_hostile_env():
+    """OMP_NUM_THREADS=100000 (libgomp ended the interpreter), garbage in
+    it, and a German locale set by the program: plan works, the thread
+    count is capped with a RuntimeWarning, "2.5%" is read as 2.5%."""
+    program = ("import bptt_msm\n"
+               "p = bptt_msm.plan(100, 8, 8, memory='5%')\n"
+               "print(p.forward_ops, bptt_msm.threads_capped_from)\n")
+    want = "%d" % bptt_msm.plan(100, 8, 8, memory="5%").forward_ops
+    for omp in ("100000", "abc", "1,2,3"):
+        what = "OMP_NUM_THREADS=%s: bptt_msm.plan" % omp
+        rc, out, err = python_run(program, OMP_NUM_THREADS=omp)
+        check(rc == 0, "%s: exit %d: %s" % (what, rc, err[-300:]))
+        if rc != 0:
+            continue
+        capped = "100000" if omp == "100000" else "None"
+        check(out.split() == [want, capped],
+              "%s: printed %r, not %s %s" % (what, out, want, capped))
+        if omp == "100000":
+            check("RuntimeWarning: bptt_msm: OMP_NUM_THREADS asks for 100000 "
+                  "threads; using 4096" in err,
+                  "%s: no warning of the cap: %r" % (what, err))
+    # the locale: the system's, or one built with localedef into LOCPATH
+    env = {}
+    tmp = None
+    names = subprocess.run(["locale", "-a"], capture_output=True,
+                           text=True).stdout.lower().split()
+    if "de_de.utf8" not in names and "de_de.utf-8" not in names:
+        import tempfile
+        tmp = tempfile.mkdtemp(prefix="bptt-locale-")
+        made = subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8",
+                               os.path.join(tmp, "de_DE.UTF-8")],
+                              capture_output=True).returncode == 0
+        env["LOCPATH"] = tmp
+        if not made:
+            env = None
+    if env is None:
+        print("SKIP: test_bptt_msm: de_DE locale: none installed, and "
+              "localedef could not build one")
+    else:
+        program = ("import locale, bptt_msm\n"
+                   "locale.setlocale(locale.LC_ALL, 'de_DE.UTF-8')\n"
+                   "assert locale.localeconv()['decimal_point'] == ','\n"
+                   "print(bptt_msm.plan(100, 8, 8, memory='2.5%').memory_bytes,"
+                   " bptt_msm.memory_bytes('1.5KiB', 100, 8, 8),"
+                   " bptt_msm.memory_bytes('0.5KiB', 100, 8, 8))\n")
+        rc, out, err = python_run(program, **env)
+        check(rc == 0 and out.split() == ["16", "1536", "512"],
+              "de_DE locale: plan(memory='2.5%%'): exit %d, %r, %s"
+              % (rc, out, err[-300:]))
+    if tmp:
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+    # hex, exponents, inf and nan are no budgets
+    for bad in ("0x10KiB", "0x1p10B", "1e3B", "inf%", "nan%"):
+        raises(ValueError, lambda: bptt_msm.plan(100, 8, 8, memory=bad),
+               "memory=%r" % bad)
+
+
 def main():
     test_planner()
+    test_hostile_env()
     test_scan()
     test_auto()
     test_scan_refuses()

@@ -41,32 +41,10 @@ import torch.nn.functional as F
 
 import bptt_msm
 import bptt_msm.torch as bt
+from expect import FAILS, check, raises
 
-FAILS = []
 CASES = []
 T, B, X, H = 12, 3, 4, 6
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        sys.stderr.write("FAIL: %s\n" % what)
-    return bool(cond)
-
-
-def raises(exc, fn, what, needle=None):
-    try:
-        fn()
-    except exc as e:
-        check(needle is None or needle in str(e),
-              "%s: message %r lacks %r" % (what, str(e), needle))
-        return e
-    except Exception as e:  # the wrong kind
-        check(False, "%s: raised %s (%s), not %s" % (what, type(e).__name__,
-                                                     e, exc.__name__))
-        return None
-    check(False, "%s: no %s raised" % (what, exc.__name__))
-    return None
 
 
 def case(fn):

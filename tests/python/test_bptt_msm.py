@@ -324,6 +324,43 @@ def test_auto():
     check(picked == {"msm", "chen"}, "auto picked only %s" % picked)
 
 
+def test_recomputing():
+    """bptt_msm.torch.recomputing(): False on each step's first run, True
+    on every recomputation, so a step's own effects can happen once per
+    step; a tensor step 1 leaves alone and a later step changes is
+    refused."""
+    step, init, xs = setup("gru", T=20)
+    firsts, again = [], [0]
+
+    def f(h, x):
+        if bt.recomputing():
+            again[0] += 1
+        else:
+            firsts.append(x)
+        return step(h, x)
+    info = {}
+    carry, ys = bt.scan(f, init, xs, memory="3slots", strategy="msm",
+                        info=info)
+    ys.pow(2).sum().backward()
+    check(len(firsts) == 20 and all(torch.equal(a, xs[t].detach())
+                                    for t, a in enumerate(firsts)),
+          "recomputing(): %d first runs for 20 steps" % len(firsts))
+    check(again[0] == info["calls"] - 20 and again[0] > 0,
+          "recomputing(): %d recomputations, the plan ran %d calls"
+          % (again[0], info["calls"]))
+    check(not bt.recomputing(), "recomputing() True after the scan")
+    late = torch.zeros(3)
+
+    def g(h, x):
+        if x[0, 0] > 50:
+            late.add_(1)
+        return step(h, x)
+    xs2 = xs.detach().clone()
+    xs2[5:, 0, 0] = 100
+    raises(RuntimeError, lambda: bt.scan(g, init, xs2, memory="3slots"),
+           "a tensor changed from step 6 on", "step 1 left alone")
+
+
 def test_scan_refuses():
     # what the module says it exports is there
     names = {}
@@ -442,6 +479,7 @@ def main():
     test_hostile_env()
     test_scan()
     test_auto()
+    test_recomputing()
     test_scan_refuses()
     if FAILS:
         sys.stderr.write("test_bptt_msm: %d failure(s)\n" % len(FAILS))

@@ -5,6 +5,10 @@
  * and a symbolic validator that checks any plan without running a network.
  * Every function returns a status code (enum bptt_status) or a value whose
  * meaning is documented beside it; nothing here prints or exits.
+ * Sizes meet in checked arithmetic: a result that does not fit an int64_t
+ * is BPTT_ETOOBIG (or -1 where a value is returned), never a wrap.  A NULL
+ * pointer argument is BPTT_EINVAL (or the value said beside the function)
+ * unless the comment says it may be NULL.
  *
  * Units.  The planner counts memory in integer units.  In slot mode a
  * hidden state is 1 unit and an internal state alpha units; in byte mode
@@ -57,7 +61,7 @@ enum bptt_op {
 };
 
 const char *bptt_op_name(int op);
-int bptt_op_parse(const char *name); /* -1 if unknown */
+int bptt_op_parse(const char *name); /* -1 if unknown or NULL */
 
 typedef struct {
     uint32_t op;   /* enum bptt_op */
@@ -74,11 +78,11 @@ typedef struct {
     bptt_action *actions; /* (n_actions) */
 } bptt_plan;
 
-/* An empty plan; t >= 1, 1 <= h <= s, m >= 0. */
+/* An empty plan; t >= 1, 1 <= h <= s, m >= 0 (out NULL: BPTT_EINVAL). */
 int bptt_plan_alloc(bptt_plan **out, size_t t, int64_t h, int64_t s,
                     int64_t m);
 void bptt_plan_free(bptt_plan *plan); /* accepts NULL */
-int bptt_plan_push(bptt_plan *plan, int op, size_t step);
+int bptt_plan_push(bptt_plan *plan, int op, size_t step); /* NULL: EINVAL */
 
 /* What the validator found. */
 enum bptt_violation {
@@ -110,7 +114,10 @@ typedef struct {
 
 /* Symbolic execution of a plan under the rules of doc/design.md 2.3.
  * Returns BPTT_OK and fills *stats, or BPTT_EBADPLAN with stats->violation
- * and stats->bad_action set (the counts then cover the actions before it). */
+ * and stats->bad_action set (the counts then cover the actions before it).
+ * BPTT_EINVAL: plan or stats NULL, or a header no bptt_plan_alloc makes
+ * (t < 1 or t >= UINT32_MAX, h < 1, s < h, m < 0, actions NULL with
+ * n_actions > 0). */
 int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *stats);
 
 /* The most bytes the actions of a plan of length t and c forward ops can
@@ -134,7 +141,8 @@ typedef struct {
     /* Append the plan for the table's length at budget m (feasible). */
     int (*emit)(const bptt_table *table, int64_t m, bptt_plan *plan);
     /* Smallest feasible budget for length t with state sizes h and s
-     * (and Chen's segment k, 0 for the default); no table needed. */
+     * (and Chen's segment k, 0 for the default); no table needed; -1 when
+     * it does not fit an int64_t. */
     int64_t (*min_budget)(size_t t, int64_t h, int64_t s, size_t k);
     /* Forward ops of the plan for length t at a feasible budget m (h, s as
      * above; Chen's default segment) when known without a table: INT64_MAX
@@ -150,7 +158,8 @@ enum {
     BPTT_STRATEGY_FIXED_COST = 2u /* a larger budget never lowers its cost */
 };
 
-/* The strategy's known_cost, or -1 when it has none (a table is needed). */
+/* The strategy's known_cost, or -1 when it has none (a table is needed)
+ * or strategy is NULL. */
 int64_t bptt_strategy_known_cost(const bptt_strategy *strategy, size_t t,
                                  int64_t h, int64_t s, int64_t m);
 /* The names of the strategies whose flags include `flag`, as
@@ -161,13 +170,15 @@ size_t bptt_strategy_names_with(char *buf, size_t cap, unsigned flag,
 /* NULL-terminated table of every strategy: full, chen, hsm, ism, msm,
  * ism-paper, msm-paper. */
 extern const bptt_strategy *const bptt_strategies[];
-const bptt_strategy *bptt_strategy_find(const char *name);
+const bptt_strategy *bptt_strategy_find(const char *name); /* NULL: NULL */
 /* The names of bptt_strategies as a list for people, "full, chen, ...,
  * ism-paper<last>msm-paper" (last: " or ", ", ", ...), into buf[cap] as
- * snprintf would; returns the whole length. */
+ * snprintf would (buf may be NULL: the length only; last NULL: ", ");
+ * returns the whole length. */
 size_t bptt_strategy_names(char *buf, size_t cap, const char *last);
-/* names[0..n) joined as "a, b<last>c" into buf[cap] (buf may be NULL when
- * cap is 0), NUL-terminated as snprintf would; returns the whole length. */
+/* names[0..n) joined as "a, b<last>c" into buf[cap] (buf may be NULL: the
+ * length only), NUL-terminated as snprintf would; returns the whole length.
+ * names NULL: no names; NULL entries are skipped; last NULL: ", ". */
 size_t bptt_names_text(char *buf, size_t cap, const char *const *names,
                        size_t n, const char *last);
 
@@ -187,11 +198,15 @@ typedef struct {
 
 /* Build the cost table of strategy for lengths 0..t and budgets 0..max_m.
  * The table serves every budget up to max_m (from bptt_table_min_served()
- * when opts->min_budget let it skip the small ones).  opts may be NULL. */
+ * when opts->min_budget let it skip the small ones).  opts may be NULL;
+ * out or strategy NULL: BPTT_EINVAL. */
 int bptt_table_alloc(bptt_table **out, const bptt_strategy *strategy,
                      size_t t, int64_t h, int64_t s, int64_t max_m,
                      const bptt_table_options *opts);
 void bptt_table_free(bptt_table *table); /* accepts NULL */
+
+/* Given a NULL table, the getters below return 0 (sizes), -1 (costs and
+ * budgets), NULL (the strategy) and INT64_MAX (closed_form_from). */
 
 size_t bptt_table_length(const bptt_table *table);
 int64_t bptt_table_max_budget(const bptt_table *table);
@@ -220,9 +235,10 @@ int64_t bptt_table_cost_at(const bptt_table *table, size_t t, int64_t m);
 int64_t bptt_table_cost(const bptt_table *table, int64_t m);
 
 /* Smallest feasible budget for the table's length (it may exceed the
- * table's largest budget). */
+ * table's largest budget); -1 when it does not fit an int64_t. */
 int64_t bptt_table_min_budget(const bptt_table *table);
-/* The same without building a table; opts may be NULL. */
+/* The same without building a table; opts may be NULL (strategy NULL:
+ * -1). */
 int64_t bptt_strategy_min_budget(const bptt_strategy *strategy, size_t t,
                                  int64_t h, int64_t s,
                                  const bptt_table_options *opts);
@@ -234,7 +250,8 @@ int64_t bptt_table_tight_budget(const bptt_table *table, int64_t m);
 
 /* The plan for budget m: BPTT_EINFEASIBLE if m is below the smallest
  * feasible budget (*min_feasible then holds it, or -1 if none exists below
- * the table's maximum).  The plan's budget field is m. */
+ * the table's maximum).  The plan's budget field is m.  min_feasible may
+ * be NULL; table or out NULL: BPTT_EINVAL. */
 int bptt_table_plan(const bptt_table *table, int64_t m, bptt_plan **out,
                     int64_t *min_feasible);
 
@@ -250,8 +267,13 @@ int bptt_table_plan(const bptt_table *table, int64_t m, bptt_plan **out,
  * smallest feasible one, whose bytes *min_budget_bytes (may be NULL) then
  * holds.  BPTT_ETOOBIG: the table or the plan would take more than half
  * of physical memory, refused before it is made; stats->forward_ops then
- * holds the plan's cost when it was the plan (0: the table).
- * BPTT_EINVAL: an unknown strategy or bad sizes.  opts (may be NULL) sets
+ * holds the plan's cost when it was the plan (0: the table); or the
+ * smallest feasible budget, in units or in bytes, does not fit an int64_t
+ * (too big to state: no int64_t budget would be feasible).
+ * Below one internal state (hsm: at any budget) only hidden states can be
+ * stored, and the table is built in hidden-state slots, so huge units
+ * (h ~ 1e15) at a budget of a few hidden states cost a few columns.
+ * BPTT_EINVAL: an unknown or NULL strategy, bad sizes, out or stats NULL.  opts (may be NULL) sets
  * Chen's segment and the threads; its min_budget is ignored. */
 int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
                    int64_t internal_bytes, int64_t budget_bytes,
@@ -262,15 +284,19 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
 
 /* Griewank-Walther binomial checkpointing (equal to BPTT-HSM in slots):
  * (r+1) t - binom(m+r, m+1), r least with binom(m+r, m) >= t; m >= 1.
- * -1 if m < 1 or the result would overflow. */
+ * -1 if m < 1 or the result would overflow.  Bounded time (a bisection
+ * over r, never a loop over t). */
 int64_t bptt_hsm_closed_cost(int64_t t, int64_t m);
 
-/* Chen's sqrt(t) method with segment length k (doc/design.md 3.6). */
+/* Chen's sqrt(t) method with segment length k (doc/design.md 3.6): the
+ * default segment is the least k with k^2 >= t (exact up to SIZE_MAX);
+ * cost and peak are -1 when they do not fit an int64_t. */
 size_t bptt_chen_default_segment(size_t t);
 int64_t bptt_chen_cost(size_t t, size_t k);
 int64_t bptt_chen_peak(size_t t, size_t k, int64_t h, int64_t s);
 
-/* Full BPTT: every internal state kept; h(0) released after step 1. */
+/* Full BPTT: every internal state kept; h(0) released after step 1;
+ * -1 when the peak does not fit an int64_t. */
 int64_t bptt_full_peak(size_t t, int64_t h, int64_t s);
 
 /* ---- allocation failure (a testing aid) ------------------------------ */
@@ -290,7 +316,7 @@ typedef struct {
     int64_t internal_units; /* internal_bytes / q */
 } bptt_units;
 
-/* hidden_bytes >= 1 and internal_bytes >= hidden_bytes. */
+/* hidden_bytes >= 1 and internal_bytes >= hidden_bytes (u NULL: EINVAL). */
 int bptt_units_from_bytes(bptt_units *u, int64_t hidden_bytes,
                           int64_t internal_bytes);
 
@@ -298,7 +324,7 @@ int bptt_units_from_bytes(bptt_units *u, int64_t hidden_bytes,
  * alpha written in decimal ("4", "3.5", "1.25"): 1 <= alpha <=
  * BPTT_ALPHA_MAX, at most 6 decimals, no sign, exponent or space; the
  * units are exact ("3.5": h = 2, s = 7; an integer alpha: h = 1).
- * BPTT_EINVAL otherwise. */
+ * BPTT_EINVAL otherwise (and when alpha or u is NULL). */
 #define BPTT_ALPHA_MAX 1000000
 int bptt_units_from_alpha(const char *alpha, bptt_units *u);
 

@@ -22,11 +22,12 @@ void planner_cheap_options(const bptt_table *tb, int kind, size_t len,
     if ((rules & RULE_INTERNAL) && len >= 2) {
         /* y = 1: the paper keeps its start (left part P(0, m) = 0);
          * ours frees an H start, so H and S both give S(len-1, m-s). */
-        *best = 1 + at(tb, paper ? KIND_H : KIND_S, m - tb->s, len - 1);
+        *best = 1 + at(tb, paper ? KIND_H : KIND_S, budget_minus(m, tb->s, 0),
+                       len - 1);
         *choice = 1;
     }
     if ((rules & RULE_HIDDEN) && len >= 2 && *best > lb) {
-        const int64_t mr = (kind == KIND_S) ? m : m - tb->h;
+        const int64_t mr = (kind == KIND_S) ? m : budget_minus(m, tb->h, 0);
         v = 1 + at(tb, KIND_H, mr, len - 1) + at(tb, kind, m, 1);
         if (v < *best) {
             *best = v;
@@ -74,13 +75,13 @@ void planner_dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
         int64_t mr;
         if (paper) {
             rk = KIND_H;
-            mr = m - s;
+            mr = budget_minus(m, s, 0);
         } else if (kind == KIND_H) {
             rk = KIND_S;
-            mr = m - h - s;
+            mr = budget_minus(m, h, s);
         } else {
             rk = KIND_S;
-            mr = m - s;
+            mr = budget_minus(m, s, 0);
         }
         if (mr >= 0) {
             const int64_t *right = tb->cost[rk] + (size_t)mr * T1;
@@ -96,7 +97,7 @@ void planner_dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
     }
     if (best > lb && len >= 3 && (rules & RULE_HIDDEN)) {
         /* hidden y = 2 .. len-1 */
-        const int64_t mr = (kind == KIND_S) ? m : m - h;
+        const int64_t mr = (kind == KIND_S) ? m : budget_minus(m, h, 0);
         if (mr >= 0) {
             const int64_t *right = tb->cost[KIND_H] + (size_t)mr * T1;
             const int64_t *left = tb->cost[kind] + (size_t)m * T1;

@@ -100,12 +100,13 @@ static void split_groups(const bptt_table *tb, int kind, size_t len,
 {
     const int paper = (tb->rules & RULE_PAPER) != 0;
     g[0].rk = paper ? KIND_H : KIND_S;
-    g[0].rm = paper || kind == KIND_S ? m - tb->s : m - tb->h - tb->s;
+    g[0].rm = paper || kind == KIND_S ? budget_minus(m, tb->s, 0)
+                                          : budget_minus(m, tb->h, tb->s);
     g[0].sh = 1;
     g[0].sign = 1;
     g[0].ok = (tb->rules & RULE_INTERNAL) && len >= 3 && g[0].rm >= 0;
     g[1].rk = KIND_H;
-    g[1].rm = kind == KIND_S ? m : m - tb->h;
+    g[1].rm = kind == KIND_S ? m : budget_minus(m, tb->h, 0);
     g[1].sh = 0;
     g[1].sign = -1;
     g[1].ok = (tb->rules & RULE_HIDDEN) && len >= 3 && g[1].rm >= 0;
@@ -344,7 +345,9 @@ static int wait_for(const fast_dp *d, int64_t m, size_t len,
                     _Atomic int *failed)
 {
     const bptt_table *tb = d->tb;
-    const int64_t deps[3] = {m - tb->h, m - tb->s, m - tb->h - tb->s};
+    const int64_t deps[3] = {budget_minus(m, tb->h, 0),
+                              budget_minus(m, tb->s, 0),
+                              budget_minus(m, tb->h, tb->s)};
     for (int i = 0; i < 3; i++) {
         if (deps[i] < 0)
             continue;

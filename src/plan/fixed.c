@@ -14,7 +14,8 @@
 
 static int64_t full_cost(const bptt_table *tb, size_t len, int64_t m)
 {
-    return m >= bptt_full_peak(len, tb->h, tb->s) ? (int64_t)len : -1;
+    const int64_t peak = bptt_full_peak(len, tb->h, tb->s);
+    return peak >= 0 && m >= peak ? (int64_t)len : -1; /* -1: too big */
 }
 
 static int64_t full_min_budget(size_t t, int64_t h, int64_t s, size_t k)
@@ -61,8 +62,8 @@ static int64_t chen_cost(const bptt_table *tb, size_t len, int64_t m)
     if (len == 0)
         return 0;
     const size_t k = chen_k(tb->chen_k, len);
-    return m >= bptt_chen_peak(len, k, tb->h, tb->s) ? bptt_chen_cost(len, k)
-                                                     : -1;
+    const int64_t peak = bptt_chen_peak(len, k, tb->h, tb->s);
+    return peak >= 0 && m >= peak ? bptt_chen_cost(len, k) : -1;
 }
 
 static int64_t chen_min_budget(size_t t, int64_t h, int64_t s, size_t k)

@@ -35,23 +35,37 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
                                                    u.internal_units, &o);
     if (least < 0)
         return BPTT_ETOOBIG;
+    int64_t least_bytes;
+    if (__builtin_mul_overflow(least, u.quantum, &least_bytes))
+        return BPTT_ETOOBIG; /* the smallest budget is too big to state */
     if (m < least) {
         if (min_budget_bytes)
-            *min_budget_bytes = least > INT64_MAX / u.quantum
-                                    ? INT64_MAX
-                                    : least * u.quantum;
+            *min_budget_bytes = least_bytes;
         return BPTT_EINFEASIBLE;
     }
-    o.min_budget = m; /* one budget: only what it needs is built */
+    /* Below one internal state's units (hsm: at any budget) a DP strategy
+     * can store hidden states only, floor(m / h) of them (at most t are ever useful): the
+     * same plan comes from slots h' = 1, s' = m' + 1 > m', m' = that count,
+     * whatever the sizes of h and s (1e15 units stay a few columns). */
+    int64_t th = u.hidden_units, ts = u.internal_units, tm = m;
+    const int dp = st != bptt_strategy_find("full") &&
+                   st != bptt_strategy_find("chen");
+    if (dp && (m < u.internal_units || st == bptt_strategy_find("hsm"))) {
+        tm = m / u.hidden_units;
+        if ((uint64_t)tm > (uint64_t)t)
+            tm = (int64_t)t;
+        th = 1;
+        ts = tm + 1;
+    }
+    o.min_budget = tm; /* one budget: only what it needs is built */
     bptt_table *tb = NULL;
-    int rc = bptt_table_alloc(&tb, st, t, u.hidden_units, u.internal_units,
-                              m, &o);
+    int rc = bptt_table_alloc(&tb, st, t, th, ts, tm, &o);
     bptt_plan *plan = NULL;
     /* the plan's actions, bounded by its cost, must fit in half of
      * physical memory before they are made */
     const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     if (rc == BPTT_OK && pages > 0 && psize > 0) {
-        const int64_t c = bptt_table_cost(tb, m);
+        const int64_t c = bptt_table_cost(tb, tm);
         if (c > 0 && bptt_plan_bytes_bound(t, c) >
                          (double)pages * (double)psize / 2) {
             stats->forward_ops = c;
@@ -59,8 +73,13 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
         }
     }
     if (rc == BPTT_OK)
-        rc = bptt_table_plan(tb, m, &plan, NULL);
+        rc = bptt_table_plan(tb, tm, &plan, NULL);
     bptt_table_free(tb);
+    if (rc == BPTT_OK) { /* back to the caller's units */
+        plan->hidden_units = u.hidden_units;
+        plan->internal_units = u.internal_units;
+        plan->budget = m;
+    }
     if (rc == BPTT_OK)
         rc = bptt_plan_validate(plan, stats);
     if (rc != BPTT_OK) {

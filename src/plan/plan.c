@@ -31,6 +31,8 @@ const char *bptt_op_name(int op)
 
 int bptt_op_parse(const char *name)
 {
+    if (!name)
+        return -1;
     for (int i = 0; i < BPTT_N_OPS; i++)
         if (strcmp(name, op_names[i]) == 0)
             return i;
@@ -80,6 +82,8 @@ const char *bptt_violation_str(int violation)
 int bptt_plan_alloc(bptt_plan **out, size_t t, int64_t h, int64_t s,
                     int64_t m)
 {
+    if (!out)
+        return BPTT_EINVAL;
     *out = NULL;
     if (t < 1 || t > UINT32_MAX - 1 || h < 1 || s < h || m < 0)
         return BPTT_EINVAL;
@@ -104,7 +108,7 @@ void bptt_plan_free(bptt_plan *plan)
 
 int bptt_plan_push(bptt_plan *plan, int op, size_t step)
 {
-    if (op < 0 || op >= BPTT_N_OPS || step > plan->length)
+    if (!plan || op < 0 || op >= BPTT_N_OPS || step > plan->length)
         return BPTT_EINVAL;
     if (plan->n_actions == plan->capacity) {
         size_t cap = plan->capacity ? 2 * plan->capacity : 64;
@@ -127,7 +131,13 @@ enum { HAS_HIDDEN = 1, HAS_INTERNAL = 2, COMPUTED = 4 };
 
 int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
 {
+    if (!st || !plan)
+        return BPTT_EINVAL;
     memset(st, 0, sizeof *st);
+    if (plan->length < 1 || plan->length > UINT32_MAX - 1 ||
+        plan->hidden_units < 1 || plan->internal_units < plan->hidden_units ||
+        plan->budget < 0 || (plan->n_actions && !plan->actions))
+        return BPTT_EINVAL;
     st->n_actions = plan->n_actions;
     const size_t t = plan->length;
     const int64_t h = plan->hidden_units, s = plan->internal_units;

@@ -58,9 +58,14 @@ static int64_t closed_form(size_t len, int64_t m, int64_t s)
 static int64_t closed_form_reach_s(int64_t m, int64_t s, int64_t cap)
 {
     int64_t r = 1; /* the bottom of m's chain, m mod s < s */
-    for (int64_t mm = m % s + s; mm <= m && r < cap; mm += s) {
+    if (m < s)
+        return r < cap ? r : cap;
+    /* r rises by at least 1 a step: at most cap steps; mm never passes m */
+    for (int64_t mm = m % s + s; r < cap; mm += s) {
         const int64_t F = mm / s + 1, a = 2 * F, b = F + 1 + r;
         r = a > b ? a : b;
+        if (mm > m - s)
+            break;
     }
     return r < cap ? r : cap;
 }
@@ -100,9 +105,13 @@ static void dp_layout(bptt_table *tb)
 {
     /* Beyond max(t h, (t-1) s + h) every state that can ever be useful
      * fits at once, so no budget above it changes any cost. */
-    const int64_t sat = (int64_t)tb->t * tb->h > (int64_t)(tb->t - 1) * tb->s + tb->h
-                            ? (int64_t)tb->t * tb->h
-                            : (int64_t)(tb->t - 1) * tb->s + tb->h;
+    int64_t th, ts, sat;
+    if (__builtin_mul_overflow((int64_t)tb->t, tb->h, &th))
+        th = INT64_MAX;
+    if (__builtin_mul_overflow((int64_t)(tb->t - 1), tb->s, &ts) ||
+        __builtin_add_overflow(ts, tb->h, &ts))
+        ts = INT64_MAX; /* beyond any budget: nothing saturates */
+    sat = th > ts ? th : ts;
     tb->width = tb->max_m < sat ? tb->max_m : sat;
     tb->kinds = (tb->rules & RULE_PAPER) || !(tb->rules & RULE_INTERNAL)
                     ? 1
@@ -113,7 +122,7 @@ static void dp_layout(bptt_table *tb)
     if (!tb->reference && (tb->rules & RULE_INTERNAL) &&
         !(tb->rules & RULE_PAPER)) {
         const int64_t f = closed_form_from(tb->t, tb->s, tb->width);
-        if (f <= tb->width) {
+        if (f != INT64_MAX && f <= tb->width) { /* INT64_MAX: none */
             tb->fcol = f;
             tb->dpw = f - 1;
             if (tb->asked_lo >= f) { /* only closed-form budgets asked */
@@ -127,7 +136,7 @@ static void dp_layout(bptt_table *tb)
 /* Bytes of the stored columns (SIZE_MAX if they would not fit a size_t). */
 static size_t dp_bytes(const bptt_table *tb)
 {
-    const size_t T1 = tb->t + 1, M1 = (size_t)(tb->dpw + 1);
+    const size_t T1 = tb->t + 1, M1 = (size_t)tb->dpw + 1;
     const size_t per = (sizeof(int64_t) + sizeof(int32_t)) * (size_t)tb->kinds;
     if (M1 && M1 > SIZE_MAX / T1 / per)
         return SIZE_MAX;
@@ -299,6 +308,13 @@ static int dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
                 rc = emit(&e, BPTT_FREE_HIDDEN, a);
             continue;
         }
+        /* past the DP columns the closed form's split holds (its proof
+         * covers the smaller cells it recurses into) */
+        if (tk.m < 0 || (tk.m <= tb->dpw && !tb->choice[tk.kind]) ||
+            (tk.m > tb->dpw && tb->fcol == INT64_MAX)) {
+            rc = BPTT_EINFEASIBLE; /* not reached for feasible budgets */
+            break;
+        }
         const int32_t c =
             tk.m <= tb->dpw ? tb->choice[tk.kind][(size_t)tk.m * T1 + len]
                             : closed_form_choice(tk.kind, len, tk.m, s);
@@ -315,7 +331,8 @@ static int dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
                 rc = push_solve(&st, tk.kind, tk.from_internal, tk.owns, a,
                                 len - 1, tk.m);
         } else if (c < 0) { /* hidden split: right part owns h(a+y) */
-            const int64_t mr = (tk.kind == KIND_S) ? tk.m : tk.m - h;
+            const int64_t mr =
+                (tk.kind == KIND_S) ? tk.m : budget_minus(tk.m, h, 0);
             if ((rc = emit(&e, BPTT_SAVE_HIDDEN, a + y)) == BPTT_OK &&
                 (rc = push_solve(&st, tk.kind, tk.from_internal, tk.owns, a,
                                  y, tk.m)) == BPTT_OK)
@@ -326,16 +343,16 @@ static int dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
             int left_needed = 1;
             if (paper) {
                 rk = KIND_H;
-                mr = tk.m - s;
+                mr = budget_minus(tk.m, s, 0);
             } else if (tk.kind == KIND_H && y == 1) {
                 /* the start is needed by nothing after this: free it */
                 rc = emit(&e, BPTT_FREE_HIDDEN, a);
-                mr = tk.m - s;
+                mr = budget_minus(tk.m, s, 0);
                 left_needed = 0;
             } else if (tk.kind == KIND_H) {
-                mr = tk.m - h - s;
+                mr = budget_minus(tk.m, h, s);
             } else {
-                mr = tk.m - s;
+                mr = budget_minus(tk.m, s, 0);
             }
             if (rc == BPTT_OK)
                 rc = emit(&e, BPTT_SAVE_INTERNAL, a + y);
@@ -370,8 +387,10 @@ static int64_t hsm_known_cost(size_t t, int64_t h, int64_t s, int64_t m)
 {
     (void)s;
     const int64_t n = (int64_t)t, states = m / h;
-    if (states <= 1)
-        return (int64_t)((__int128)n * (n + 1) / 2);
+    if (states <= 1) {
+        const __int128 c = (__int128)n * (n + 1) / 2;
+        return c > INT64_MAX ? INT64_MAX : (int64_t)c;
+    }
     const int64_t c = bptt_hsm_closed_cost(n, states);
     return c < 0 ? INT64_MAX : c;
 }
@@ -442,6 +461,8 @@ const bptt_strategy *const bptt_strategies[] = {
 
 const bptt_strategy *bptt_strategy_find(const char *name)
 {
+    if (!name)
+        return NULL;
     for (size_t i = 0; bptt_strategies[i]; i++)
         if (strcmp(bptt_strategies[i]->name, name) == 0)
             return bptt_strategies[i];
@@ -452,9 +473,17 @@ size_t bptt_names_text(char *buf, size_t cap, const char *const *names,
                        size_t n, const char *last)
 {
     size_t len = 0;
+    if (!buf)
+        cap = 0; /* only the length */
     if (cap)
         buf[0] = '\0';
+    if (!names)
+        n = 0;
+    if (!last)
+        last = ", ";
     for (size_t i = 0; i < n; i++) {
+        if (!names[i])
+            continue;
         const char *sep = i == 0 ? "" : i + 1 == n ? last : ", ";
         const size_t at = len < cap ? len : cap;
         const int k = snprintf(cap ? buf + at : NULL, cap - at, "%s%s", sep,
@@ -481,8 +510,10 @@ int bptt_table_alloc(bptt_table **out, const bptt_strategy *strategy,
                      size_t t, int64_t h, int64_t s, int64_t max_m,
                      const bptt_table_options *opts)
 {
+    if (!out)
+        return BPTT_EINVAL;
     *out = NULL;
-    if (!strategy || t < 1 || t > UINT32_MAX - 1 || h < 1 || s < h ||
+    if (!strategy || !strategy->build || t < 1 || t > UINT32_MAX - 1 || h < 1 || s < h ||
         max_m < 0)
         return BPTT_EINVAL;
     bptt_table *tb = planner_calloc(1, sizeof *tb);
@@ -521,15 +552,21 @@ void bptt_table_free(bptt_table *tb)
     free(tb);
 }
 
-size_t bptt_table_length(const bptt_table *tb) { return tb->t; }
-int64_t bptt_table_max_budget(const bptt_table *tb) { return tb->max_m; }
+size_t bptt_table_length(const bptt_table *tb) { return tb ? tb->t : 0; }
+int64_t bptt_table_max_budget(const bptt_table *tb)
+{
+    return tb ? tb->max_m : -1;
+}
 const bptt_strategy *bptt_table_strategy(const bptt_table *tb)
 {
-    return tb->strategy;
+    return tb ? tb->strategy : NULL;
 }
-size_t bptt_table_bytes(const bptt_table *tb) { return tb->bytes; }
-int64_t bptt_table_min_served(const bptt_table *tb) { return tb->lo; }
-int64_t bptt_table_closed_form_from(const bptt_table *tb) { return tb->fcol; }
+size_t bptt_table_bytes(const bptt_table *tb) { return tb ? tb->bytes : 0; }
+int64_t bptt_table_min_served(const bptt_table *tb) { return tb ? tb->lo : -1; }
+int64_t bptt_table_closed_form_from(const bptt_table *tb)
+{
+    return tb ? tb->fcol : INT64_MAX;
+}
 
 size_t bptt_table_bytes_needed(const bptt_strategy *strategy, size_t t,
                                 int64_t h, int64_t s, int64_t max_m,
@@ -564,20 +601,22 @@ size_t bptt_table_bytes_needed(const bptt_strategy *strategy, size_t t,
 
 int64_t bptt_table_cost_at(const bptt_table *tb, size_t t, int64_t m)
 {
-    if (t > tb->t || m < tb->lo || m > tb->max_m)
+    if (!tb || t > tb->t || m < tb->lo || m > tb->max_m)
         return -1;
     return tb->strategy->cost(tb, t, m);
 }
 
 int64_t bptt_table_cost(const bptt_table *tb, int64_t m)
 {
-    if (m < tb->lo || m > tb->max_m)
+    if (!tb || m < tb->lo || m > tb->max_m)
         return -1;
     return tb->strategy->cost(tb, tb->t, m);
 }
 
 int64_t bptt_table_min_budget(const bptt_table *tb)
 {
+    if (!tb)
+        return -1;
     return tb->strategy->min_budget(tb->t, tb->h, tb->s, tb->chen_k);
 }
 
@@ -585,6 +624,8 @@ int64_t bptt_strategy_min_budget(const bptt_strategy *st, size_t t,
                                  int64_t h, int64_t s,
                                  const bptt_table_options *opts)
 {
+    if (!st || !st->min_budget)
+        return -1;
     return st->min_budget(t, h, s, opts ? opts->chen_segment : 0);
 }
 
@@ -609,6 +650,10 @@ int64_t bptt_table_tight_budget(const bptt_table *tb, int64_t m)
 int bptt_table_plan(const bptt_table *tb, int64_t m, bptt_plan **out,
                     int64_t *min_feasible)
 {
+    if (min_feasible)
+        *min_feasible = -1;
+    if (!out || !tb)
+        return BPTT_EINVAL;
     *out = NULL;
     if (min_feasible)
         *min_feasible = bptt_table_min_budget(tb);

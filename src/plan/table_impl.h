@@ -36,6 +36,13 @@ struct bptt_table {
 #define INF (INT64_MAX / 4)
 #endif
 
+/* m - a - b for a budget m >= 0 and units a, b >= 0, without overflow:
+ * -1 whenever the difference is negative. */
+static inline int64_t budget_minus(int64_t m, int64_t a, int64_t b)
+{
+    return (m < a || m - a < b) ? -1 : m - a - b;
+}
+
 /* Cost of cell (kind, len) at budget m (INF below 0). */
 static inline int64_t at(const bptt_table *tb, int kind, int64_t m,
                          size_t len)

@@ -3,7 +3,9 @@
  * (json.h), records and csv (records.h), the growing string (strbuf.h),
  * and the planner facts the command line asks for (bptt.h: known costs,
  * strategy flags, the plan-size bound). */
+#define _GNU_SOURCE /* mkdtemp, setenv */
 #include <check.h>
+#include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +18,9 @@
 #include "json.h"
 #include "records.h"
 #include "strbuf.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* ---- budgets -------------------------------------------------------------- */
 
@@ -510,6 +515,110 @@ START_TEST(test_strategy_facts)
 }
 END_TEST
 
+/* Hex, hex floats, exponents, "inf" and "nan" are not decimal budgets
+ * (strtod took "0x10KiB" as 16 KiB), and each says why in words. */
+START_TEST(test_budget_decimal_only)
+{
+    static const char *const bad[] = {"0x10KiB", "0x1p10B", "0X10%",
+                                      "1e3B",    "1e3%",    "infB",
+                                      "nanMiB",  "inf%",    "nan%",
+                                      "1,5MiB",  "-1B",     "+1B",
+                                      " 1B",     "1.2.3B",  ".B"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        bptt_budget b;
+        ck_assert_msg(bptt_budget_parse(bad[i], &b) == BPTT_EINVAL,
+                      "'%s' was taken as a budget", bad[i]);
+    }
+    ck_assert_str_eq(bptt_number_trouble("0x10KiB"), "hexadecimal is not read");
+    ck_assert_str_eq(bptt_number_trouble("0x1p10B"), "hexadecimal is not read");
+    ck_assert_str_eq(bptt_number_trouble("1,5MiB"),
+                     "a comma is no decimal point");
+    ck_assert_str_eq(bptt_number_trouble("inf%"),
+                     "infinity and NaN are not numbers here");
+    ck_assert_str_eq(bptt_number_trouble("1e3B"), "exponents are not read");
+    ck_assert(bptt_number_trouble("64MiB") == NULL);
+    ck_assert(bptt_number_trouble("abc") == NULL);
+    double v;
+    ck_assert_int_eq(bptt_parse_decimal("2.5", 3, &v), 0);
+    ck_assert(v == 2.5);
+    ck_assert_int_eq(bptt_parse_decimal("0.05", 4, &v), 0);
+    ck_assert(v == 0.05);
+    ck_assert_int_eq(bptt_parse_decimal("3.", 2, &v), 0);
+    ck_assert(v == 3);
+    ck_assert_int_eq(bptt_parse_decimal("007", 3, &v), 0);
+    ck_assert(v == 7);
+    ck_assert_int_eq(bptt_parse_decimal("12345678901234567890123", 23, &v), 0);
+    ck_assert(fabs(v - 12345678901234567890123.0) < 1e8);
+    ck_assert_int_eq(bptt_parse_decimal("0x10", 4, &v), -1);
+    ck_assert_int_eq(bptt_parse_decimal("", 0, &v), -1);
+    ck_assert_int_eq(bptt_parse_decimal(".", 1, &v), -1);
+}
+END_TEST
+
+/* A comma-decimal locale set by the caller (LC_NUMERIC, as a German
+ * desktop has it): "2.5%" and "1.5MiB" are read as in the C locale.  The
+ * locale comes from the system, or is built with localedef into a
+ * temporary LOCPATH; without either the case is skipped by name. */
+START_TEST(test_budget_locale)
+{
+    static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "de_DE",
+                                        "fr_FR.UTF-8", "fr_FR.utf8"};
+    const char *got = NULL;
+    for (size_t i = 0; i < sizeof names / sizeof *names && !got; i++)
+        got = setlocale(LC_NUMERIC, names[i]);
+    char dir[] = "/tmp/bptt-locale-XXXXXX";
+    int made = 0;
+    if (!got && mkdtemp(dir)) {
+        made = 1;
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 "
+                 ">/dev/null 2>&1", dir);
+        if (system(cmd) == 0 && setenv("LOCPATH", dir, 1) == 0)
+            got = setlocale(LC_NUMERIC, "de_DE.UTF-8");
+    }
+    if (!got || strcmp(localeconv()->decimal_point, ",") != 0) {
+        printf("SKIP: test_io budget_locale: no comma-decimal locale here "
+               "(none installed, and localedef could not build de_DE)\n");
+    } else {
+        /* the locale is in force: strtod reads a comma now */
+        ck_assert(strtod("2,5", NULL) == 2.5);
+        int rc;
+        ck_assert_int_eq(slots_of("2.5%", 1000, &rc), 25);
+        ck_assert_int_eq(rc, BPTT_OK);
+        ck_assert_int_eq(bytes_of("1.5MiB", 0, 1, &rc), 3 << 19);
+        ck_assert_int_eq(rc, BPTT_OK);
+        ck_assert_int_eq(bytes_of("1.5KiB", 0, 1, &rc), 1536);
+        ck_assert_int_eq(slots_of("174.5", 1000, &rc), -1); /* not whole */
+        bptt_budget b;
+        ck_assert_int_eq(bptt_budget_parse("2,5%", &b), BPTT_EINVAL);
+        ck_assert_int_eq(bptt_budget_parse("1,5MiB", &b), BPTT_EINVAL);
+    }
+    setlocale(LC_NUMERIC, "C");
+    if (made) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+}
+END_TEST
+
+/* OMP_NUM_THREADS=100000 (libgomp takes it) would end the process: the
+ * count is capped at BPTT_THREADS_MAX, and what was asked is returned. */
+START_TEST(test_threads_cap)
+{
+#ifdef _OPENMP
+    omp_set_num_threads(100000);
+    ck_assert_int_eq(bptt_threads_cap(), 100000);
+    ck_assert_int_eq(omp_get_max_threads(), BPTT_THREADS_MAX);
+    omp_set_num_threads(3);
+    ck_assert_int_eq(bptt_threads_cap(), 3);
+    ck_assert_int_eq(omp_get_max_threads(), 3);
+#else
+    ck_assert_int_eq(bptt_threads_cap(), 1);
+#endif
+}
+END_TEST
+
 static Suite *io_suite(void)
 {
     Suite *s = suite_create("io");
@@ -517,7 +626,9 @@ static Suite *io_suite(void)
         const char *name;
         const TTest *tests[4];
     } cases[] = {
-        {"budget", {test_budget_forms, test_budget_edges}},
+        {"budget", {test_budget_forms, test_budget_edges,
+                    test_budget_decimal_only, test_budget_locale}},
+        {"threads", {test_threads_cap}},
         {"grid", {test_grid_ranges, test_grid_errors, test_grid_locked}},
         {"json", {test_json_values, test_json_escapes, test_json_hostile}},
         {"records", {test_csv_quoting, test_records_csv, test_strbuf}},

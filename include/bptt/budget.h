@@ -13,7 +13,7 @@
  * rounded down, never wrapping.  Amounts are written back the same way:
  * slots as `bptt plan` prints them, bytes in words; and this machine's
  * memory, which every size is checked against.  Library code: no output,
- * no allocation.
+ * no allocation (the C locale numbers are read in is glibc's static one).
  */
 #ifndef BPTT_BUDGET_H
 #define BPTT_BUDGET_H
@@ -48,6 +48,33 @@ typedef struct {
  * space or other byte): 0; -1 when it is not one; -2 when it is beyond
  * int64.  The one integer reader of the command line's options too. */
 int bptt_parse_whole(const char *text, size_t n, int64_t *out);
+
+/* A non-negative decimal number filling text[0..n): digits with at most
+ * one point ("2.5", ".5", "3."), read the same in every locale (in the C
+ * locale, whatever LC_NUMERIC the caller set); no sign, space, exponent, hex,
+ * "inf" or "nan".  0 with *out, or -1 when it is not one. */
+int bptt_parse_decimal(const char *text, size_t n, double *out);
+
+/* A non-negative number in decimal notation with an optional exponent
+ * ("0.001", "1e-3", "2.5E+2"; the whole string), read the same in every
+ * locale; no sign, space, hex, "inf" or "nan".  0 with *out, or -1 when it
+ * is not one (or out of a double's range). */
+int bptt_parse_real(const char *text, double *out);
+
+/* What is wrong with a number as written, in words, when it is one of
+ * the forms people try that are not read ("0x10KiB": "hexadecimal is
+ * not read"; "2,5%": a comma; "inf", "nan"; "1e3"): a static string, or
+ * NULL when none of those. */
+const char *bptt_number_trouble(const char *text);
+
+/* The most threads anything runs (--threads, and OMP_NUM_THREADS, which
+ * is capped to it: a huge value would end the process in libgomp). */
+#define BPTT_THREADS_MAX 4096
+
+/* Caps the calling thread's OpenMP thread count (OMP_NUM_THREADS, or
+ * omp_set_num_threads) at BPTT_THREADS_MAX and returns what it was: above
+ * the cap when it capped (the caller may say so); 1 without OpenMP. */
+int bptt_threads_cap(void);
 
 /* Parses text (the whole string) into *b: BPTT_OK; BPTT_EINVAL when it is
  * not a budget; BPTT_ETOOBIG when it is one but out of range (slots above

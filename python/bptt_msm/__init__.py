@@ -20,6 +20,7 @@ bptt_msm.torch runs a recurrent step under a plan in PyTorch."""
 import ctypes
 import ctypes.util
 import os
+import warnings
 
 __all__ = ["plan", "Plan", "PlanError", "InfeasibleBudget", "STRATEGIES",
            "OPS"]
@@ -166,8 +167,32 @@ def _libraries():
     train_lib.bptt_budget_units.restype = ctypes.c_int
     train_lib.bptt_budget_units.argtypes = [ctypes.POINTER(_Budget), i64, i64,
                                             ctypes.POINTER(i64)]
+    train_lib.bptt_threads_cap.restype = ctypes.c_int
+    train_lib.bptt_threads_cap.argtypes = []
     _libs = (plan_lib, train_lib)
+    _cap_threads()
     return _libs
+
+
+# The most threads the libraries run (BPTT_THREADS_MAX, budget.h; what
+# `bptt plan --threads` takes).
+THREADS_MAX = 4096
+# What OpenMP asked for when it was capped (an OMP_NUM_THREADS above
+# THREADS_MAX), else None.
+threads_capped_from = None
+
+
+def _cap_threads():
+    """Caps the calling thread's OpenMP threads (OMP_NUM_THREADS=100000
+    would end the process inside libgomp) at THREADS_MAX; a RuntimeWarning
+    the first time it does."""
+    global threads_capped_from
+    asked = _libs[1].bptt_threads_cap() if _libs else 0
+    if asked > THREADS_MAX and threads_capped_from is None:
+        threads_capped_from = asked
+        warnings.warn("bptt_msm: OMP_NUM_THREADS asks for %d threads; using "
+                      "%d, the most bptt's --threads takes"
+                      % (asked, THREADS_MAX), RuntimeWarning, stacklevel=3)
 
 
 def _strerror(rc):
@@ -234,6 +259,11 @@ def memory_bytes(memory, length, hidden_bytes, internal_bytes):
                                          ctypes.byref(out))
         return out.value if rc == _OK else _too_big(memory, rc)
     full = plan_lib.bptt_full_peak(length, u.hidden_units, u.internal_units)
+    if full < 0:
+        raise ValueError("bptt_msm: memory %r is a share of full BPTT's "
+                         "memory, which for length %d and an internal state "
+                         "of %d bytes does not fit in 64 bits; give bytes or "
+                         "slots" % (memory, length, internal_bytes))
     rc = train_lib.bptt_budget_units(ctypes.byref(b), u.hidden_units, full,
                                      ctypes.byref(out))
     if rc != _OK:
@@ -302,6 +332,7 @@ def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
         if segment > length:
             raise ValueError("bptt_msm: segment %d is longer than length %d"
                              % (segment, length))
+    _cap_threads()  # this thread's OpenMP, which builds the table
     out = ctypes.POINTER(_Plan)()
     st = _Stats()
     least = ctypes.c_int64(-1)

@@ -11,6 +11,7 @@
 #include "blascore.h"
 #include "cell.h"
 #include "train/aslimit.h"
+#include "budget.h"
 #include "cli.h"
 
 /* n as decimal digits at the end of buf[0..cap): their start. */
@@ -162,6 +163,19 @@ int main(int argc, char **argv)
                          gemm, strlen(gemm) > 32 ? "..." : "", all, here);
     }
     const char *cmd = argv[1];
+    /* OMP_NUM_THREADS beyond what --threads takes would end the process
+     * in libgomp (a team of 100000): capped as --threads is, said once */
+    const int omp_threads = bptt_threads_cap();
+    if (omp_threads > BPTT_THREADS_MAX)
+        cli_note(strcmp(cmd, "plan") == 0 || strcmp(cmd, "run") == 0 ||
+                         strcmp(cmd, "compare") == 0 ||
+                         strcmp(cmd, "sweep") == 0 ||
+                         strcmp(cmd, "validate") == 0
+                     ? cmd
+                     : "",
+                 "note: OMP_NUM_THREADS asks for %d threads; using %d, the "
+                 "most --threads takes",
+                 omp_threads, BPTT_THREADS_MAX);
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
         strcmp(cmd, "help") == 0) {
         usage(stdout);

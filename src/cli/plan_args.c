@@ -249,7 +249,7 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
                                &a->segment);
             break;
         case 'j':
-            rc = cli_parse_int(CMD, "--threads", optarg, 1, 4096,
+            rc = cli_parse_int(CMD, "--threads", optarg, 1, BPTT_THREADS_MAX,
                                &a->threads);
             break;
         case 'f':

@@ -123,7 +123,8 @@ int run_model_option(const char *cmd, int c, const char *arg, run_args *a,
         *rc = cli_parse_int(cmd, "--seed", arg, 0, INT64_MAX / 2, &a->seed);
         return 1;
     case 'j':
-        *rc = cli_parse_int(cmd, "--threads", arg, 1, 4096, &a->threads);
+        *rc = cli_parse_int(cmd, "--threads", arg, 1, BPTT_THREADS_MAX,
+                            &a->threads);
         return 1;
     case 'k':
         a->task = arg;
@@ -136,14 +137,15 @@ int run_model_option(const char *cmd, int c, const char *arg, run_args *a,
 static int parse_real(const char *opt, const char *text, double lo,
                       double hi, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE || !(v >= lo) ||
-        !(v <= hi) || !(isdigit((unsigned char)text[0]) || text[0] == '.'))
+    /* decimal notation, in every locale (budget.h) */
+    double v = 0;
+    const char *why = bptt_number_trouble(text);
+    if (why && strcmp(why, "exponents are not read") == 0)
+        why = NULL; /* "1e-3" is read here */
+    if (bptt_parse_real(text, &v) != 0 || !(v >= lo) || !(v <= hi))
         return cli_error(EXIT_USAGE, CMD,
-                         "%s: '%s' is not a number in [%g, %g]", opt, text,
-                         lo, hi);
+                         "%s: '%s' is not a number in [%g, %g]%s%s", opt, text,
+                         lo, hi, why ? ": " : "", why ? why : "");
     *out = v;
     return 0;
 }
@@ -287,6 +289,13 @@ int run_parse_memory(const char *text, int64_t full_bytes,
         return cli_error(EXIT_USAGE, CMD, "--memory: %s is out of range (give "
                          "at most 4e18 bytes, e.g. 64MiB, or a share up to "
                          "1000000%%)", text);
+    const char *why = bptt_number_trouble(text);
+    if (why)
+        return cli_error(EXIT_USAGE, CMD,
+                         "--memory: '%s' is not a budget: %s (write numbers "
+                         "in decimal digits with a point, e.g. 64MiB, "
+                         "1.5MiB or 2.5%%; one budget, not a list)",
+                         text, why);
     return cli_error(EXIT_USAGE, CMD,
                      "--memory: '%s' is not a budget (give bytes with a unit, "
                      "e.g. 64MiB or 100000B, a share of full BPTT's "

@@ -268,6 +268,13 @@ int cli_parse_budget(const char *cmd, const char *text, int64_t full,
     const int rc = cli_budget_value(text, full, out);
     if (rc == 0)
         return 0;
+    const char *why = rc == -1 ? bptt_number_trouble(text) : NULL;
+    if (why)
+        return cli_error(EXIT_USAGE, cmd,
+                         "--memory: '%s' is not a budget: %s (write numbers "
+                         "in decimal digits with a point, e.g. 200, 2.5%% "
+                         "or 1.5MiB)",
+                         text, why);
     if (rc == -1)
         return cli_error(EXIT_USAGE, cmd,
                          "--memory: '%s' is not a budget (give slots, e.g. "

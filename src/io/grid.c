@@ -449,11 +449,9 @@ static int parse_axis(const bptt_grid *g, int k, bptt_grid_axis *v,
 static int parse_real(const char *label, const char *text, double lo,
                       double hi, bptt_strbuf *err)
 {
-    char *end;
-    errno = 0;
-    const double v = strtod(text, &end);
-    if (end == text || *end || errno == ERANGE || !(v >= lo) || !(v <= hi) ||
-        !((*text >= '0' && *text <= '9') || *text == '.'))
+    /* decimal notation, in every locale: no hex (budget.h) */
+    double v;
+    if (bptt_parse_real(text, &v) != 0 || !(v >= lo) || !(v <= hi))
         return fail(err, "%s: '%s' is not a number in [%g, %g]", label, text,
                     lo, hi);
     return BPTT_OK;

@@ -65,3 +65,33 @@ hcase "BPTT_GEMM_KERNEL=cblas: bptt run records the cblas path"
 hrun env BPTT_GEMM_KERNEL=cblas "$BPTT" run --length 5 --hidden 4 --batch 2 --input 3 --iters 1 --format json
 if [ "$hrc" -eq 0 ] && grep -q '"gemm_kernel":"cblas"' out; then hpass
 else hfail "exit $hrc, stdout $(shown out), stderr $(shown err)"; fi
+
+# OMP_NUM_THREADS beyond what --threads takes (libgomp would start a team
+# of 100000 and end the process), or garbage: every command works, and a
+# huge count is capped, said in one note on stderr
+for omp in 100000 abc 1,2,3; do
+    for cmd in "plan --length 100 --memory 5%" \
+               "run --length 10 --hidden 4 --batch 2 --input 3 --iters 1 --strategy full" \
+               "sweep --length 10,20 --memory 50% --out omp.jsonl" \
+               "compare --length 8 --hidden 4 --batch 2 --input 3 --rounds 1 --warmup 0 --plans full:100%"; do
+        hcase "OMP_NUM_THREADS=$omp: bptt ${cmd%% --*} works"
+        rm -f omp.jsonl omp.jsonl.partial
+        # shellcheck disable=SC2086
+        hrun -t 60 env OMP_NUM_THREADS="$omp" "$BPTT" $cmd
+        if [ "$hrc" -ne 0 ]; then
+            hfail "exit $hrc, stderr $(shown err)"
+        elif [ ! -s out ] && [ ! -s omp.jsonl ]; then
+            hfail "no output"
+        elif [ -e omp.jsonl.partial ]; then
+            hfail "left omp.jsonl.partial"
+        elif [ "$omp" = 100000 ] &&
+            ! grep -q "^bptt ${cmd%% *}: note: OMP_NUM_THREADS asks for 100000 threads; using 4096" err; then
+            hfail "no note of the cap: $(shown err)"
+        elif [ "$omp" = 100000 ] && [ "$(wc -l <err)" -ne 1 ]; then
+            hfail "more than the note on stderr: $(shown err)"
+        else
+            hpass
+        fi
+    done
+done
+rm -f omp.jsonl

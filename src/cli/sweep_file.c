@@ -60,7 +60,8 @@ int sweep_write_result(const sweep *s, const char *header, char **rec)
 static void drop_stale_partial(const sweep *s)
 {
     char *partial = sweep_cat(s->out, ".partial");
-    const int fd = open(partial, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    const int fd = open(partial, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+                                     O_NOFOLLOW);
     struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
     struct stat a, b;
     if (fd >= 0 && fcntl(fd, F_SETLK, &lk) == 0 && fstat(fd, &a) == 0 &&
@@ -269,13 +270,21 @@ static int open_partial(const sweep *s, const char *path, direct *d,
     int rc = 0, emptied = !s->force;
     *done = 0;
     for (int attempt = 0; attempt < 100; attempt++) {
+        /* O_NOFOLLOW: a link planted at FILE.partial, dangling or not,
+         * would have the sweep write (or, with --force, empty) its
+         * target */
         d->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC |
-                     O_NOCTTY | O_NONBLOCK, 0666);
+                     O_NOCTTY | O_NONBLOCK | O_NOFOLLOW, 0666);
         if (d->fd < 0)
             return errno == EISDIR
                        ? cli_error(EXIT_USAGE, CMD, "%s is a directory, not "
                                    "a file; remove it (a sweep keeps its "
                                    "progress there)", path)
+                   : errno == ELOOP
+                       ? cli_error(EXIT_USAGE, CMD, "%s is a symbolic link, "
+                                   "not a file; remove it (a sweep keeps its "
+                                   "progress there, and writes through no "
+                                   "link)", path)
                        : cli_error(1, CMD, "cannot open %s: %s", path,
                                    strerror(errno));
         struct stat got, now;
@@ -293,7 +302,7 @@ static int open_partial(const sweep *s, const char *path, direct *d,
             d->fd = -1;
             continue;
         }
-        if (stat(path, &now) != 0 || now.st_ino != got.st_ino ||
+        if (lstat(path, &now) != 0 || now.st_ino != got.st_ino ||
             now.st_dev != got.st_dev) {
             close(d->fd); /* removed or replaced since it was opened */
             d->fd = -1;

@@ -109,3 +109,25 @@ else
     elif [ ! -s late.jsonl.partial ]; then hfail "the sweep's records are lost"
     else hpass; fi
 fi
+
+# A link planted at FILE.partial: the sweep writes through no link, with
+# --force or without, and a dangling one does not create its target.
+for force in "" --force; do
+    hcase "a link planted at FILE.partial is refused${force:+ with $force}, its target left"
+    rm -f s.jsonl s.jsonl.partial
+    echo precious >victim
+    cp victim victim.orig
+    ln -s victim s.jsonl.partial
+    hrun "$BPTT" sweep $G --out s.jsonl $force
+    if [ ! -L s.jsonl.partial ]; then hfail "the link was replaced"
+    elif ! grep -q "symbolic link" err; then hfail "says: $(shown err)"
+    else kept_refusal victim victim.orig; fi
+done
+hcase "a dangling link at FILE.partial is refused, its target not created"
+rm -f s.jsonl s.jsonl.partial nowhere
+ln -s nowhere s.jsonl.partial
+hrun "$BPTT" sweep $G --out s.jsonl
+if [ -e nowhere ]; then hfail "the link's target was created"
+elif [ -e s.jsonl ]; then hfail "the sweep ran"
+else expect_refusal 2 && hpass; fi
+rm -f s.jsonl.partial

@@ -272,6 +272,39 @@ static bptt_json *parse(const char *s)
     return v;
 }
 
+/* A key given twice is refused, at any depth, even with equal values;
+ * keys that differ in a byte are not; an object of BPTT_JSON_MAX_KEYS
+ * members parses, one more does not. */
+START_TEST(test_json_duplicate_keys)
+{
+    static const char *twice[] = {
+        "{\"a\":1,\"a\":2}", "{\"a\":1,\"b\":2,\"a\":1}",
+        "[{\"x\":{\"k\":1,\"k\":1}}]", "{\"\\u0061\":1,\"a\":2}"};
+    for (size_t k = 0; k < sizeof twice / sizeof *twice; k++) {
+        bptt_json *v = NULL;
+        ck_assert_msg(bptt_json_parse(twice[k], strlen(twice[k]), &v,
+                                      NULL) == BPTT_EINVAL,
+                      "'%s' parsed", twice[k]);
+        ck_assert_ptr_null(v);
+    }
+    bptt_json_free(parse("{\"a\":1,\"A\":2,\"a \":3,\"b\":{\"a\":4}}"));
+    char *big = malloc(16 * (BPTT_JSON_MAX_KEYS + 2));
+    ck_assert_ptr_nonnull(big);
+    for (int extra = 0; extra < 2; extra++) {
+        size_t n = 0;
+        big[n++] = '{';
+        for (int k = 0; k < BPTT_JSON_MAX_KEYS + extra; k++)
+            n += (size_t)sprintf(big + n, "%s\"k%d\":0", k ? "," : "", k);
+        big[n++] = '}';
+        bptt_json *v = NULL;
+        ck_assert_int_eq(bptt_json_parse(big, n, &v, NULL),
+                         extra ? BPTT_EINVAL : BPTT_OK);
+        bptt_json_free(v);
+    }
+    free(big);
+}
+END_TEST
+
 START_TEST(test_json_values)
 {
     bptt_json *v = parse(" {\"a\":1,\"b\":[true,false,null,-2.5e3],"
@@ -630,7 +663,8 @@ static Suite *io_suite(void)
                     test_budget_decimal_only, test_budget_locale}},
         {"threads", {test_threads_cap}},
         {"grid", {test_grid_ranges, test_grid_errors, test_grid_locked}},
-        {"json", {test_json_values, test_json_escapes, test_json_hostile}},
+        {"json", {test_json_values, test_json_escapes, test_json_hostile,
+                  test_json_duplicate_keys}},
         {"records", {test_csv_quoting, test_records_csv, test_strbuf}},
         {"strategy", {test_strategy_facts}},
     };

@@ -36,13 +36,17 @@ size_t bptt_json_string(char *buf, size_t cap, const char *s, size_t n);
  * of 0x80 and up are copied as they are.  Numbers keep their text as
  * written (so that a writer can copy them whole) and its value as a
  * double.  Nesting deeper than BPTT_JSON_MAX_DEPTH is refused, so any
- * input, however hostile, takes bounded stack.  Library code: no output.
+ * input, however hostile, takes bounded stack.  An object that gives a
+ * key twice is refused (readers disagree on which one counts), and so is
+ * one of more than BPTT_JSON_MAX_KEYS members (the check for a key given
+ * twice is quadratic).  Library code: no output.
  *
  * A plan given as JSON actions, [{"op":"advance","step":1}, ...], reads
  * as an array of objects: bptt_json_get(item, "op")->text and
  * bptt_json_get(item, "step")->number. */
 
 #define BPTT_JSON_MAX_DEPTH 64
+#define BPTT_JSON_MAX_KEYS 4096
 
 enum bptt_json_type {
     BPTT_JSON_NULL,

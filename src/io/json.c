@@ -377,6 +377,15 @@ static int parse_items(reader *r, bptt_json *v, int object)
             if (r->at >= r->len || r->s[r->at] != '"' ||
                 parse_str(r, &v->keys[v->n - 1]) != 0)
                 return -1;
+            /* a key given twice is refused (readers differ on which one
+             * counts: Python's json keeps the last, a lookup the first);
+             * the check is quadratic, so objects are held to
+             * BPTT_JSON_MAX_KEYS members, far more than any we write */
+            if (v->n > BPTT_JSON_MAX_KEYS)
+                return -1;
+            for (size_t k = 0; k + 1 < v->n; k++)
+                if (strcmp(v->keys[k], v->keys[v->n - 1]) == 0)
+                    return -1;
             skip_space(r);
             if (r->at >= r->len || r->s[r->at] != ':')
                 return -1;

@@ -306,7 +306,11 @@ int bptt_plan_read_json(const char *text, size_t len,
     if (rc != BPTT_OK)
         return rc;
     int64_t top = 0;
-    size_t i = skip_ws(text, len, 0);
+    /* a UTF-8 byte order mark, which some editors write first, is read
+     * as nothing (RFC 8259 lets a parser ignore it); offsets stay the
+     * file's */
+    const int bom = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0;
+    size_t i = skip_ws(text, len, bom ? 3 : 0);
     if (i < len && text[i] == '[') {
         mb.have_schedule = 1;
         rc = read_schedule(text, len, &i, plan, &top, why, cap);

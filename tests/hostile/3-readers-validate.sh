@@ -94,3 +94,14 @@ else
         hfail "held $grow bytes more than for a small plan, for an input of $size bytes"
     else hpass; fi
 fi
+
+for shape in object array; do
+    hcase "validate: a plan file ($shape) that starts with a UTF-8 byte order mark is read"
+    if [ "$shape" = object ]; then cp p.json plain.json
+    else "$BPTT" plan --length 60 --memory 10 --alpha 3.5 --actions --format json |
+        sed -n 's/.*"schedule":\(\[.*\]\).*/\1/p' >plain.json; fi
+    printf '\357\273\277' | cat - plain.json >bom.json
+    hrun "$BPTT" validate --length 60 --alpha 3.5 bom.json
+    if [ "$hrc" -eq 0 ] && grep -q '^valid plan' out; then hpass
+    else hfail "exit $hrc: $(shown err)"; fi
+done

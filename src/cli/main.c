@@ -1,5 +1,6 @@
 /* main.c: `bptt` entry point: dispatches to subcommands. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,8 +125,22 @@ static int finish(const char *cmd, int rc)
     return rc;
 }
 
+/* fds 0-2 held open (on /dev/null where the caller closed one), so that
+ * no file bptt opens becomes standard error and takes its messages (a
+ * sweep's FILE.partial would, and the rerun would refuse it). */
+static void hold_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            const int got = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+            if (got >= 0 && got != fd)
+                close(got); /* a lower one was taken meanwhile: not ours */
+        }
+}
+
 int main(int argc, char **argv)
 {
+    hold_std_fds();
     if (argc < 2)
         return cli_error(EXIT_USAGE, "", "no command given (usage: bptt plan "
                          "--length T ...; see bptt --help)");

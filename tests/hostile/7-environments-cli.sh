@@ -95,3 +95,24 @@ for omp in 100000 abc 1,2,3; do
     done
 done
 rm -f omp.jsonl
+
+# Standard error closed by the caller: no file bptt opens takes fd 2, so
+# the interrupted sweep's message cannot land in its FILE.partial (which
+# the rerun would then refuse, losing the points done).
+hcase "stderr closed: an interrupted sweep's FILE.partial holds only records"
+rm -f ce.jsonl ce.jsonl.partial
+CE="--strategy msm,hsm,ism --length 2000:40000:2000 --alpha 2,3,4 --memory 5%,10%,20%,30% --out ce.jsonl"
+"$BPTT" sweep $CE 2>&- &
+ce_pid=$!
+n=0
+while [ ! -s ce.jsonl.partial ] && [ "$n" -lt 100 ]; do sleep 0.05; n=$((n + 1)); done
+sleep 0.3
+kill -INT "$ce_pid" 2>/dev/null
+ce_rc=0
+wait "$ce_pid" || ce_rc=$?
+if [ -e ce.jsonl ]; then hskip "the sweep finished before it was interrupted"
+elif [ ! -e ce.jsonl.partial ]; then hfail "no FILE.partial (exit $ce_rc)"
+elif grep -qv '^{' ce.jsonl.partial; then hfail "FILE.partial holds: $(grep -v '^{' ce.jsonl.partial | head -c 200)"
+elif [ "$ce_rc" -ne 130 ]; then hfail "exit $ce_rc, not 130 (interrupted)"
+else hpass; fi
+rm -f ce.jsonl ce.jsonl.partial

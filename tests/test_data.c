@@ -35,6 +35,7 @@
 
 #include "real_impl.h"
 #include "data.h"
+#include "train/data_impl.h"
 #include "mem.h"
 #include "blascore.h"
 #include "meta.h"
@@ -598,6 +599,12 @@ START_TEST(test_errors)
     text_spec(spec, sizeof spec, "t.txt", sizeof TEXT - 1);
     expect_error(spec, 10, 2, 2, BPTT_EINVAL); /* X != V */
 
+    /* one distinct byte: one class, a loss of 0 whatever is learned */
+    path_in(path, sizeof path, "one.txt");
+    write_file(path, "aaaaaaaaaaaaaaaaaaaa", 20);
+    snprintf(spec, sizeof spec, "text:%s", path);
+    expect_error(spec, 10, 2, 0, BPTT_EINVAL);
+
     /* NULL arguments */
     ck_assert_int_eq(bptt_task_alloc(NULL, "copy", 4, 1, 0, 1, g_mem),
                      BPTT_EINVAL);
@@ -620,6 +627,41 @@ START_TEST(test_errors)
     }
     ck_assert_str_eq(bptt_strerror(-1), "unknown status");
     ck_assert_str_eq(bptt_strerror(BPTT_ENONFINITE + 1), "unknown status");
+}
+END_TEST
+
+/* What only reading a text finds is said, with the numbers that would
+ * work: its one distinct byte, its number of distinct bytes. */
+START_TEST(test_text_refusals_say_why)
+{
+    char spec[PATH_MAX + 8], path[PATH_MAX], why[512];
+    bptt_task *task = NULL;
+    path_in(path, sizeof path, "one.txt");
+    write_file(path, "zzzzzzzzzzzzzzzzzzzz", 20);
+    snprintf(spec, sizeof spec, "text:%s", path);
+    ck_assert_int_eq(bptt_task_alloc_why(&task, spec, 10, 2, 0, 1, g_mem, why,
+                                         sizeof why),
+                     BPTT_EINVAL);
+    ck_assert_ptr_null(task);
+    ck_assert_msg(strstr(why, "one distinct byte (0x7a)"), "%s", why);
+
+    unsigned char all[512];
+    for (size_t i = 0; i < sizeof all; i++)
+        all[i] = (unsigned char)i;
+    path_in(path, sizeof path, "all.txt");
+    write_file(path, all, sizeof all);
+    snprintf(spec, sizeof spec, "text:%s", path);
+    ck_assert_int_eq(bptt_task_alloc_why(&task, spec, 10, 2, 255, 1, g_mem,
+                                         why, sizeof why),
+                     BPTT_EINVAL);
+    ck_assert_msg(strstr(why, "256 here (give --input 256"), "%s", why);
+    ck_assert_int_eq(bptt_task_alloc_why(&task, spec, 10, 2, 256, 1, g_mem,
+                                         why, sizeof why),
+                     BPTT_OK);
+    ck_assert_str_eq(why, "");
+    ck_assert_uint_eq(bptt_task_classes(task), 256);
+    bptt_task_free(task);
+    ck_assert_uint_eq(total_bytes(), 0);
 }
 END_TEST
 
@@ -1086,7 +1128,7 @@ static Suite *data_suite(void)
         {"adding", {test_adding_definition}},
         {"text", {test_text_definition, test_text_exact_length,
                   test_text_pipe}},
-        {"errors", {test_errors}},
+        {"errors", {test_errors, test_text_refusals_say_why}},
         {"memory", {test_memory_exact, test_memory_failures}},
         {"npy", {test_npy_write, test_npy_shapes, test_npy_errors}},
         {"meta", {test_meta_collect, test_meta_blas_core_choice,

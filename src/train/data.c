@@ -29,6 +29,7 @@
 
 #include "real_impl.h"
 #include "data.h"
+#include "data_impl.h"
 
 enum task_kind { TASK_COPY, TASK_ADDING, TASK_TEXT };
 
@@ -201,8 +202,23 @@ void bptt_task_free(bptt_task *task)
     free(task);
 }
 
-/* Fills kind, X, V (and lag) from the spec; reads the file for text. */
-static int task_setup(bptt_task *task, const char *spec, size_t input_width)
+/* why[cap] as printf would; returns err. */
+__attribute__((format(printf, 4, 5))) static int
+task_why(int err, char *why, size_t cap, const char *fmt, ...)
+{
+    if (why && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, cap, fmt, ap);
+        va_end(ap);
+    }
+    return err;
+}
+
+/* Fills kind, X, V (and lag) from the spec; reads the file for text.  A
+ * refusal of the text (known only once it is read) is said in why[cap]. */
+static int task_setup(bptt_task *task, const char *spec, size_t input_width,
+                      char *why, size_t cap)
 {
     if (strcmp(spec, "copy") == 0) {
         task->kind = TASK_COPY;
@@ -225,12 +241,25 @@ static int task_setup(bptt_task *task, const char *spec, size_t input_width)
     }
     if (strncmp(spec, TEXT_PREFIX, strlen(TEXT_PREFIX)) == 0) {
         task->kind = TASK_TEXT;
-        const int rc = read_file(task->mem, spec + strlen(TEXT_PREFIX),
-                                 &task->text, &task->text_len);
-        if (rc != BPTT_OK)
-            return rc;
+        const char *path = spec + strlen(TEXT_PREFIX);
+        const int rc =
+            read_file(task->mem, path, &task->text, &task->text_len);
+        if (rc == BPTT_ETOOBIG)
+            return task_why(rc, why, cap, "'%s' is too big to hold", path);
+        if (rc != BPTT_OK && rc != BPTT_ESHORT)
+            return task_why(rc, why, cap, "'%s' could not be read: %s", path,
+                            bptt_strerror(rc));
+        if (rc != BPTT_OK || task->text_len == 0)
+            return task_why(BPTT_ESHORT, why, cap,
+                            "'%s' was empty when read (give a text of at "
+                            "least length + 1 = %.0f bytes)", path,
+                            (double)task->T + 1);
         if (task->text_len == 0 || task->text_len - 1 < task->T)
-            return BPTT_ESHORT;
+            return task_why(BPTT_ESHORT, why, cap,
+                            "'%s' has %zu bytes as read, fewer than length + "
+                            "1 = %.0f (give a longer text or a smaller "
+                            "length)", path, task->text_len,
+                            (double)task->T + 1);
         int present[256] = {0};
         for (size_t i = 0; i < task->text_len; i++)
             present[task->text[i]] = 1;
@@ -239,24 +268,22 @@ static int task_setup(bptt_task *task, const char *spec, size_t input_width)
             task->class_of[c] = present[c] ? v++ : -1;
         task->V = (size_t)v;
         task->X = task->V;
+        /* One class: the softmax's loss is 0 whatever the weights, so a
+         * run would "train" to nothing without a word. */
+        if (task->V < 2)
+            return task_why(BPTT_EINVAL, why, cap,
+                            "'%s' holds one distinct byte (0x%02x), so there "
+                            "is nothing to predict (give a text of 2 or more "
+                            "distinct bytes)", path, task->text[0]);
         if (input_width != 0 && input_width != task->V)
-            return BPTT_EINVAL;
+            return task_why(BPTT_EINVAL, why, cap,
+                            "input width %zu does not suit '%s': a text's "
+                            "input width is its number of distinct bytes, "
+                            "%zu here (give --input %zu or leave it out)",
+                            input_width, path, task->V, task->V);
         return BPTT_OK;
     }
     return BPTT_EUNKNOWN;
-}
-
-/* why[cap] as printf would; returns err. */
-__attribute__((format(printf, 4, 5))) static int
-task_why(int err, char *why, size_t cap, const char *fmt, ...)
-{
-    if (why && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, cap, fmt, ap);
-        va_end(ap);
-    }
-    return err;
 }
 
 int bptt_task_check(const char *spec, size_t T, size_t input_width,
@@ -337,6 +364,16 @@ int bptt_task_check(const char *spec, size_t T, size_t input_width,
 int bptt_task_alloc(bptt_task **out, const char *spec, size_t T, size_t B,
                     size_t input_width, unsigned long seed, bptt_mem *mem)
 {
+    return bptt_task_alloc_why(out, spec, T, B, input_width, seed, mem, NULL,
+                               0);
+}
+
+int bptt_task_alloc_why(bptt_task **out, const char *spec, size_t T,
+                        size_t B, size_t input_width, unsigned long seed,
+                        bptt_mem *mem, char *why, size_t cap)
+{
+    if (why && cap)
+        why[0] = '\0';
     if (!out)
         return BPTT_EINVAL;
     *out = NULL;
@@ -353,7 +390,7 @@ int bptt_task_alloc(bptt_task **out, const char *spec, size_t T, size_t B,
     task->seed = seed;
     task->mem = mem;
 
-    int rc = task_setup(task, spec, input_width);
+    int rc = task_setup(task, spec, input_width, why, cap);
     if (rc != BPTT_OK)
         goto fail;
 

@@ -19,6 +19,7 @@
 #include "real_impl.h"
 #include "optim.h"
 #include "session.h"
+#include "data_impl.h"
 
 struct bptt_session {
     bptt_session_spec spec;
@@ -109,10 +110,13 @@ int bptt_session_open(bptt_session **out, const bptt_session_spec *sp,
         return BPTT_ENOMEM;
     s->spec = *sp;
     s->mem = mem;
-    const int trc = bptt_task_alloc(&s->task, sp->task, sp->length, sp->batch,
-                                    sp->input, sp->seed, mem);
+    const int trc =
+        bptt_task_alloc_why(&s->task, sp->task, sp->length, sp->batch,
+                            sp->input, sp->seed, mem, why, cap);
     if (trc != BPTT_OK) {
-        rc = why_text(trc, why, cap, bptt_strerror(trc));
+        rc = trc;
+        if (!why || !cap || !why[0])
+            why_text(trc, why, cap, bptt_strerror(trc));
         goto fail;
     }
     rc = bptt_model_alloc(&s->model, sp->cell, sp->layers, sp->batch,

@@ -22,3 +22,18 @@ if expect_refusal 3; then
     elif "$BPTT" plan --length 1000 --alpha 3.5 --memory "$least" --strategy chen >/dev/null 2>&1; then hpass
     else hfail "--memory $least, the budget it names, is refused"; fi
 fi
+
+# A text of one distinct byte is one class: its loss is 0 whatever the
+# weights, so training it would say nothing was wrong.
+hcase "run --task text:FILE of one distinct byte is refused, naming the byte"
+printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' > one.txt
+hrun "$BPTT" run --length 10 --hidden 4 --batch 2 --iters 1 --task text:one.txt
+expect_refusal 2 && { grep -q "one distinct byte (0x61)" err && hpass || hfail "$(shown err)"; }
+
+hcase "run --input 255 on a text of 256 distinct bytes names the width that works"
+awk 'BEGIN { for (r = 0; r < 2; r++) for (i = 0; i < 256; i++) printf "%c", i }' > all.bin
+if [ "$(LC_ALL=C wc -c < all.bin)" -ne 512 ]; then hskip "awk here cannot write every byte"
+else
+    hrun "$BPTT" run --length 10 --hidden 4 --batch 2 --iters 1 --task text:all.bin --input 255
+    expect_refusal 2 && { grep -q "256 here (give --input 256 or leave it out)" err && hpass || hfail "$(shown err)"; }
+fi

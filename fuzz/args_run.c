@@ -35,7 +35,7 @@ int fuzz_run_args(int argc, char **argv)
         int64_t bytes = -1;
         const int r = run_parse_memory(a.memory, sizes[i][0], sizes[i][1], &bytes);
         FUZZ_CHECK(r == 0 || r == EXIT_USAGE);
-        FUZZ_CHECK(r != 0 || (bytes >= 0 && bytes <= 4000000000000000000));
+        FUZZ_CHECK(r != 0 || (bytes >= 0 && bytes <= BPTT_BUDGET_MAX_BYTES));
     }
     return 0;
 }

@@ -1927,15 +1927,15 @@ START_TEST(test_dump_shapes)
     make_scratch(dir, sizeof dir);
     char text[128], task[160];
     snprintf(text, sizeof text, "%s/a.txt", dir);
-    write_path(text, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 32);
+    write_path(text, "abababababababababababababababab", 32);
     snprintf(task, sizeof task, "text:%s", text);
     const struct {
         const char *cell, *layers, *task, *input;
         const char *shapes[12][2]; /* tensor, shape */
     } cases[] = {
         {"lstm", "1", task, NULL,
-         {{"W0", "(4, 2)"}, {"b0", "(4,)"}, {"Wo", "(1, 1)"}, {"bo", "(1,)"},
-          {"inputs", "(8, 1, 1)"}, {"targets", "(8, 1)"}}},
+         {{"W0", "(4, 3)"}, {"b0", "(4,)"}, {"Wo", "(2, 1)"}, {"bo", "(2,)"},
+          {"inputs", "(8, 1, 2)"}, {"targets", "(8, 1)"}}},
         {"rnn", "2", "copy", "2",
          {{"W0", "(1, 3)"}, {"b0", "(1,)"}, {"W1", "(1, 2)"}, {"b1", "(1,)"},
           {"Wo", "(2, 1)"}, {"bo", "(2,)"}, {"inputs", "(8, 1, 2)"},

@@ -117,6 +117,53 @@ START_TEST(test_budget_edges)
     bytes_of("200", 100, 8, &rc);
     ck_assert_int_eq(rc, BPTT_EINVAL);
     ck_assert_int_eq(bptt_budget_parse(NULL, &b), BPTT_EINVAL);
+    /* a full peak too big for 64 bits (bptt_full_peak's -1): no share of
+     * it is a budget, not 0 slots */
+    slots_of("5%", -1, &rc);
+    ck_assert_int_eq(rc, BPTT_ETOOBIG);
+}
+END_TEST
+
+/* Bytes are read exactly, as integers: the largest budget and one byte
+ * more, fractions at the largest unit, nineteen decimals and no more. */
+START_TEST(test_budget_bytes_exact)
+{
+    char text[64];
+    int rc;
+    snprintf(text, sizeof text, "%lldB", (long long)BPTT_BUDGET_MAX_BYTES);
+    ck_assert_int_eq(bytes_of(text, 0, 1, &rc), BPTT_BUDGET_MAX_BYTES);
+    ck_assert_int_eq(rc, BPTT_OK);
+    snprintf(text, sizeof text, "%lldB",
+             (long long)BPTT_BUDGET_MAX_BYTES + 1);
+    bytes_of(text, 0, 1, &rc);
+    ck_assert_int_eq(rc, BPTT_ETOOBIG);
+    /* 2^61 - 1 = 2 EiB less a byte: 2048 PiB would be 2^61 */
+    ck_assert_int_eq(bytes_of("2097151.9999999999999999999TiB", 0, 1, &rc),
+                     BPTT_BUDGET_MAX_BYTES); /* 19 decimals, rounded down */
+    ck_assert_int_eq(bytes_of("2097151.99999999999999999999TiB", 0, 1, &rc),
+                     -1); /* 20 decimals: refused, said by trouble */
+    ck_assert_int_eq(rc, BPTT_EINVAL);
+    ck_assert_str_eq(bptt_number_trouble("2097151.99999999999999999999TiB"),
+                     "more than 19 decimals are not read");
+    ck_assert_ptr_null(bptt_number_trouble("2097151.9999999999999999999TiB"));
+    bytes_of("2097152TiB", 0, 1, &rc); /* 2^61 */
+    ck_assert_int_eq(rc, BPTT_ETOOBIG);
+    ck_assert_int_eq(bytes_of("2097151.9999999999TiB", 0, 1, &rc),
+                     (int64_t)2097151 * (1LL << 40) +
+                         (int64_t)((unsigned __int128)9999999999 *
+                                   (1ULL << 40) / 10000000000ULL));
+    ck_assert_int_eq(rc, BPTT_OK);
+    /* a double would round these; integers do not */
+    ck_assert_int_eq(bytes_of("2305843009213693949B", 0, 1, &rc),
+                     2305843009213693949LL);
+    ck_assert_int_eq(bytes_of("0.1B", 0, 1, &rc), 0);
+    ck_assert_int_eq(bytes_of("1.0000000000000000001KiB", 0, 1, &rc), 1024);
+    ck_assert_int_eq(bytes_of("0.0009765625KiB", 0, 1, &rc), 1);
+    ck_assert_int_eq(bytes_of("0.0009765624KiB", 0, 1, &rc), 0);
+    /* trailing zeros are no decimals */
+    ck_assert_int_eq(bytes_of("1.50000000000000000000000000MiB", 0, 1, &rc),
+                     3 << 19);
+    ck_assert_int_eq(rc, BPTT_OK);
 }
 END_TEST
 
@@ -657,9 +704,10 @@ static Suite *io_suite(void)
     Suite *s = suite_create("io");
     struct {
         const char *name;
-        const TTest *tests[4];
+        const TTest *tests[5];
     } cases[] = {
         {"budget", {test_budget_forms, test_budget_edges,
+                    test_budget_bytes_exact,
                     test_budget_decimal_only, test_budget_locale}},
         {"threads", {test_threads_cap}},
         {"grid", {test_grid_ranges, test_grid_errors, test_grid_locked}},

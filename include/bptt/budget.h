@@ -8,8 +8,9 @@
  * up to 6 decimals ("174.5", as `bptt plan` prints a budget when alpha is
  * not whole), a fraction kept exactly; a share has
  * decimal digits and at most one point, up to 1000000%; bytes are a
- * non-negative decimal number (it may have a fraction) times the unit, up
- * to 4e18.  Resolving gives slots (plan) or bytes (run) as an integer,
+ * non-negative decimal number (it may have a fraction of up to 19 decimals,
+ * trailing zeros aside) times the unit, up to BPTT_BUDGET_MAX_BYTES, read
+ * exactly (no double on the way).  Resolving gives slots (plan) or bytes (run) as an integer,
  * rounded down, never wrapping.  Amounts are written back the same way:
  * slots as `bptt plan` prints them, bytes in words; and this machine's
  * memory, which every size is checked against.  Library code: no output,
@@ -43,6 +44,11 @@ typedef struct {
 /* The largest slot count a budget may give (a bound every caller can add
  * a few of without overflow). */
 #define BPTT_BUDGET_MAX_SLOTS (INT64_MAX / 4)
+/* The largest budget in bytes (2 EiB less a byte), and the most decimals
+ * a byte budget's number may have (0.5KiB, 1.25MiB: 19 are exact at any
+ * unit). */
+#define BPTT_BUDGET_MAX_BYTES BPTT_BUDGET_MAX_SLOTS
+#define BPTT_BUDGET_MAX_DECIMALS 19
 
 /* A decimal integer filling text[0..n) (an optional '-', digits; no '+',
  * space or other byte): 0; -1 when it is not one; -2 when it is beyond
@@ -76,10 +82,13 @@ const char *bptt_number_trouble(const char *text);
  * the cap when it capped (the caller may say so); 1 without OpenMP. */
 int bptt_threads_cap(void);
 
+/* BPTT_THREADS_MAX, for callers that cannot read a macro (Python). */
+int bptt_threads_max(void);
+
 /* Parses text (the whole string) into *b: BPTT_OK; BPTT_EINVAL when it is
  * not a budget; BPTT_ETOOBIG when it is one but out of range (slots above
  * BPTT_BUDGET_MAX_SLOTS or negative, a share above 1000000%, more than
- * 4e18 bytes).  *b is filled as far as the text was understood: its kind
+ * BPTT_BUDGET_MAX_BYTES bytes).  *b is filled as far as the text was understood: its kind
  * and unit are set whenever the unit was recognized. */
 int bptt_budget_parse(const char *text, bptt_budget *b);
 

@@ -44,7 +44,7 @@ class PlanError(ValueError):
 
 class InfeasibleBudget(PlanError):
     """The budget is below the strategy's smallest feasible one, which
-    min_memory_bytes holds."""
+    min_memory_bytes holds (None when it is more than 2**63 bytes)."""
 
     def __init__(self, message, min_memory_bytes):
         super().__init__(message)
@@ -169,14 +169,18 @@ def _libraries():
                                             ctypes.POINTER(i64)]
     train_lib.bptt_threads_cap.restype = ctypes.c_int
     train_lib.bptt_threads_cap.argtypes = []
+    train_lib.bptt_threads_max.restype = ctypes.c_int
+    train_lib.bptt_threads_max.argtypes = []
+    global THREADS_MAX
+    THREADS_MAX = train_lib.bptt_threads_max()
     _libs = (plan_lib, train_lib)
     _cap_threads()
     return _libs
 
 
 # The most threads the libraries run (BPTT_THREADS_MAX, budget.h; what
-# `bptt plan --threads` takes).
-THREADS_MAX = 4096
+# `bptt plan --threads` takes), read from the library when it loads.
+THREADS_MAX = None
 # What OpenMP asked for when it was capped (an OMP_NUM_THREADS above
 # THREADS_MAX), else None.
 threads_capped_from = None
@@ -268,12 +272,20 @@ def memory_bytes(memory, length, hidden_bytes, internal_bytes):
                                      ctypes.byref(out))
     if rc != _OK:
         return _too_big(memory, rc)
-    if out.value > (_INT64_MAX // 4) // u.quantum:
-        return _too_big(memory, 6)
+    if out.value > _BUDGET_MAX // u.quantum:
+        return _too_big(memory, _ETOOBIG)
     return out.value * u.quantum
 
 
+# The largest budget the planner takes, in bytes (BPTT_BUDGET_MAX_SLOTS).
+_BUDGET_MAX = _INT64_MAX // 4
+
+
 def _too_big(memory, rc):
+    if rc == _ETOOBIG:
+        raise ValueError("bptt_msm: memory %r comes to more than %d bytes, "
+                         "the largest budget a plan takes (give less)"
+                         % (memory, _BUDGET_MAX))
     raise ValueError("bptt_msm: memory %r cannot be used here (%s)"
                      % (memory, _strerror(rc)))
 
@@ -349,7 +361,8 @@ def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
             "feasible budget is %s"
             % (budget, strategy, length, hidden_bytes, internal_bytes,
                "%d bytes (%.6g slots)" % (need, need / hidden_bytes)
-               if need >= 0 else "unknown"), need)
+               if need >= 0 else "more than 2**63 bytes, too big to state"),
+            need if need >= 0 else None)
     if rc != _OK:
         raise PlanError("bptt_msm: no %s plan for length %d, sizes %d and %d "
                         "bytes, budget %d bytes: %s"
@@ -371,6 +384,6 @@ def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
                     recompute_ops=st.recompute_ops,
                     backward_ops=st.backward_ops,
                     peak_bytes=st.peak_units * q,
-                    full_peak_bytes=full * q)
+                    full_peak_bytes=full * q if full >= 0 else None)
     finally:
         plan_lib.bptt_plan_free(out)

@@ -116,12 +116,14 @@ def _choose(runner, memory, strategy, segment):
                                s.internal_bytes, given, name, seg))
         except _planner.InfeasibleBudget as e:
             errors.append(e)
+    if not plans:
+        e = min(errors, key=_least)
+        if e.min_memory_bytes is None:
+            raise e  # its smallest budget is more than 2**63 bytes
     if not plans and memory is None:
         # the default where even that is too small for the strategy asked
-        least = min(e.min_memory_bytes for e in errors)
-        return _choose(runner, least, strategy, segment)
+        return _choose(runner, e.min_memory_bytes, strategy, segment)
     if not plans:
-        e = min(errors, key=lambda e: e.min_memory_bytes)
         need = e.min_memory_bytes
         p_full = _planner.plan(runner.length, s.hidden_bytes,
                                s.internal_bytes, "100%", "full")
@@ -140,6 +142,13 @@ def _choose(runner, memory, strategy, segment):
     return plans[0]
 
 
+def _least(e):
+    """An InfeasibleBudget's smallest budget, for min(); None (too big to
+    state) sorts last."""
+    return e.min_memory_bytes if e.min_memory_bytes is not None \
+        else float("inf")
+
+
 def _default_memory(runner):
     """10% of full BPTT's stored bytes, or, where that is less (short
     sequences), what Chen's sqrt(T) segments store: no default plan then
@@ -151,6 +160,8 @@ def _default_memory(runner):
         chen = _plan(runner.length, s.hidden_bytes, s.internal_bytes,
                      "100%", "chen", None).peak_bytes
     except _planner.InfeasibleBudget as e:  # very short: chen needs more
+        if e.min_memory_bytes is None:
+            raise
         chen = e.min_memory_bytes
     return max(share, chen)
 

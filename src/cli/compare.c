@@ -144,8 +144,9 @@ static int parse_plans(compare_args *a)
                              colon + 1);
         if (v == -2)
             return cli_error(EXIT_USAGE, CMD, "--plans item %zu: %s is out of "
-                             "range (give at most 4e18 bytes, e.g. 64MiB, or "
-                             "a share up to 1000000%%)", i, colon + 1);
+                             "range (give at most %" PRId64 " bytes, e.g. "
+                             "64MiB, or a share up to 1000000%%)", i,
+                             colon + 1, (int64_t)BPTT_BUDGET_MAX_BYTES);
         a->n++;
         if (!comma)
             return 0;
@@ -272,8 +273,9 @@ static int compare(compare_args *a)
                                        &budget_bytes[p]);
         if (v != 0)
             return cli_error(EXIT_USAGE, CMD, "--plans item %zu: %s is out "
-                             "of range for these sizes (give at most 4e18 "
-                             "bytes)", p + 1, a->memory[p]);
+                             "of range for these sizes (give at most %" PRId64
+                             " bytes)", p + 1, a->memory[p],
+                             (int64_t)BPTT_BUDGET_MAX_BYTES);
         held = fmax(held, fmin((double)budget_bytes[p],
                                z.full_checkpoint_bytes + z.hidden_bytes));
     }

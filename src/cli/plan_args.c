@@ -137,12 +137,17 @@ static int budget_units(const plan_args *a, const char *text, int64_t full,
                         int64_t *out)
 {
     bptt_budget b;
-    if (bptt_budget_parse(text, &b) != BPTT_OK)
-        return cli_parse_budget(CMD, text, full, out); /* its error */
+    const int prc = bptt_budget_parse(text, &b);
     if (b.kind == BPTT_BUDGET_BYTES && !a->quantum)
         return cli_error(EXIT_USAGE, CMD, "--memory: '%s' is in bytes, which "
                          "needs the network's sizes (give --cell), or give "
                          "slots (200) or a share (5%%)", text);
+    if (b.kind == BPTT_BUDGET_BYTES && prc == BPTT_ETOOBIG)
+        return cli_error(EXIT_USAGE, CMD, "--memory: %s is out of range (give "
+                         "at most %" PRId64 " bytes, e.g. 64MiB)", text,
+                         (int64_t)BPTT_BUDGET_MAX_BYTES);
+    if (prc != BPTT_OK)
+        return cli_parse_budget(CMD, text, full, out); /* its error */
     if (b.kind == BPTT_BUDGET_BYTES) {
         *out = b.bytes / a->quantum;
         return 0;

@@ -287,8 +287,8 @@ int run_parse_memory(const char *text, int64_t full_bytes,
         return 0;
     if (rc == -2)
         return cli_error(EXIT_USAGE, CMD, "--memory: %s is out of range (give "
-                         "at most 4e18 bytes, e.g. 64MiB, or a share up to "
-                         "1000000%%)", text);
+                         "at most %" PRId64 " bytes, e.g. 64MiB, or a share up "
+                         "to 1000000%%)", text, (int64_t)BPTT_BUDGET_MAX_BYTES);
     const char *why = bptt_number_trouble(text);
     if (why)
         return cli_error(EXIT_USAGE, CMD,

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,26 @@ int cli_parse_budget(const char *cmd, const char *text, int64_t full,
                          "200 or 200slots, or a share of full BPTT's memory, "
                          "e.g. 5%%; lists: 5%%,10%%)",
                          text);
+    bptt_budget b;
+    if (bptt_budget_parse(text, &b) == BPTT_OK &&
+        b.kind == BPTT_BUDGET_PERCENT) {
+        /* the share itself was read: what is too big is the full BPTT
+         * memory it is a share of, or that share of it */
+        if (full < 0)
+            return cli_error(EXIT_USAGE, cmd,
+                             "--memory: %s is a share of full BPTT's memory, "
+                             "which at this length and state size is more "
+                             "than 2^63 units and cannot be planned (give "
+                             "slots)",
+                             text);
+        /* the largest share that plans, rounded down to 6 decimals */
+        const double most = floor((double)hi / (double)full * 1e8) / 1e6;
+        return cli_error(EXIT_USAGE, cmd,
+                         "--memory: %s of full BPTT's memory (%" PRId64
+                         " units) is more than the %" PRId64 " units a plan "
+                         "can take (give at most %.6f%%, or slots)",
+                         text, full, hi, most);
+    }
     return cli_error(EXIT_USAGE, cmd,
                      "--memory: %s is out of range (give 0 to %" PRId64
                      " slots, or a percentage up to 1000000%%)",

@@ -131,6 +131,18 @@ const char *bptt_number_trouble(const char *text)
             (is_digit(q[1]) || q[1] == '-' || q[1] == '+'))
             return "exponents are not read";
     }
+    /* a fraction past what a byte budget reads (trailing zeros aside) */
+    const char *point = strchr(text, '.');
+    if (point) {
+        size_t fn = 0, last = 0;
+        for (const char *q = point + 1; is_digit(*q); q++) {
+            fn++;
+            if (*q != '0')
+                last = fn;
+        }
+        if (last > BPTT_BUDGET_MAX_DECIMALS)
+            return "more than 19 decimals are not read";
+    }
     return NULL;
 }
 
@@ -145,6 +157,8 @@ int bptt_threads_cap(void)
     return 1;
 #endif
 }
+
+int bptt_threads_max(void) { return BPTT_THREADS_MAX; }
 
 int bptt_parse_whole(const char *text, size_t n, int64_t *out)
 {
@@ -205,17 +219,38 @@ static const struct {
 static int parse_bytes(const char *text, size_t n, int64_t mult,
                        bptt_budget *b)
 {
-    char buf[32];
-    if (n == 0 || n >= sizeof buf)
+    /* floor(value * mult) exactly: the whole and the fraction read as
+     * integers (128 bits hold 2^61 * 2^60), never through a double */
+    const char *point = memchr(text, '.', n);
+    const size_t wn = point ? (size_t)(point - text) : n;
+    size_t fn = point ? n - wn - 1 : 0;
+    if (wn + fn == 0)
         return BPTT_EINVAL;
-    memcpy(buf, text, n);
-    buf[n] = '\0';
-    double v;
-    if (bptt_parse_decimal(buf, n, &v) != 0) /* no hex, sign, exponent */
-        return BPTT_EINVAL;
-    if (v * (double)mult > 4e18)
+    for (size_t i = 0; i < n; i++)
+        if (!is_digit(text[i]) && text + i != point)
+            return BPTT_EINVAL; /* a sign, a space, a second point, hex */
+    unsigned __int128 whole = 0;
+    int too_big = 0;
+    for (size_t i = 0; i < wn && !too_big; i++) {
+        whole = whole * 10 + (unsigned)(text[i] - '0');
+        too_big = whole > BPTT_BUDGET_MAX_BYTES;
+    }
+    while (fn > 0 && point[fn] == '0') /* trailing zeros say nothing */
+        fn--;
+    if (fn > BPTT_BUDGET_MAX_DECIMALS)
+        return BPTT_EINVAL; /* bptt_number_trouble says so */
+    if (too_big)
         return BPTT_ETOOBIG;
-    b->bytes = (int64_t)(v * (double)mult);
+    unsigned __int128 frac = 0, scale = 1;
+    for (size_t i = 0; i < fn; i++) {
+        frac = frac * 10 + (unsigned)(point[1 + i] - '0');
+        scale *= 10;
+    }
+    const unsigned __int128 m = (unsigned __int128)mult;
+    const unsigned __int128 bytes = whole * m + frac * m / scale;
+    if (bytes > BPTT_BUDGET_MAX_BYTES)
+        return BPTT_ETOOBIG;
+    b->bytes = (int64_t)bytes;
     return BPTT_OK;
 }
 
@@ -289,6 +324,8 @@ int bptt_budget_parse(const char *text, bptt_budget *b)
 static int share(const bptt_budget *b, int64_t full, int64_t *out)
 {
     const int64_t hi = BPTT_BUDGET_MAX_SLOTS;
+    if (full < 0) /* full BPTT's own size did not fit (bptt_full_peak) */
+        return BPTT_ETOOBIG;
     if (b->percent_whole >= 0) {
         /* compared before the conversion, which would wrap */
         const __int128 w = (__int128)full * b->percent_whole / 100;

@@ -37,3 +37,25 @@ else
     hrun "$BPTT" run --length 10 --hidden 4 --batch 2 --iters 1 --task text:all.bin --input 255
     expect_refusal 2 && { grep -q "256 here (give --input 256 or leave it out)" err && hpass || hfail "$(shown err)"; }
 fi
+
+# A share that is read but comes to more than a plan takes: the message
+# must not quote a range that holds the value refused.
+hcase "plan --memory 1000000% of a huge full peak names the largest share, not 'up to 1000000%'"
+hrun "$BPTT" plan --length 2147483646 --alpha 1000000 --memory 1000000%
+if expect_refusal 2; then
+    if grep -q 'up to 1000000%' err; then hfail "quotes a range holding the value: $(shown err)"
+    elif grep -q 'give at most 107374.182550%' err; then hpass
+    else hfail "$(shown err)"; fi
+fi
+
+hcase "plan --memory 5% where full BPTT itself is past 64 bits: said so, not 'budget 0 slots'"
+hrun "$BPTT" plan --length 2147483646 --alpha 999999.999999 --memory 5%
+expect_refusal 2 && { grep -q 'more than 2^63 units' err && ! grep -q 'budget 0' err && hpass || hfail "$(shown err)"; }
+
+hcase "plan --cell lstm --memory of 2^61 bytes: out of range with the largest, not 'not a budget'"
+hrun "$BPTT" plan --length 100 --cell lstm --memory 2305843009213693952B
+expect_refusal 2 && { grep -q 'give at most 2305843009213693951 bytes' err && hpass || hfail "$(shown err)"; }
+
+hcase "run --memory 1e-320B: exponents refused, not 'give at most 4e18 bytes'"
+hrun "$BPTT" run --length 10 --memory 1e-320B
+expect_refusal 2 && { grep -q 'exponents are not read' err && ! grep -q '4e18' err && hpass || hfail "$(shown err)"; }

@@ -94,6 +94,21 @@ def test_planner():
     check(bptt_msm.plan(16, 1, 4, strategy="chen", segment=2).forward_ops
           == bptt_msm.plan(16, 1, 4, strategy="chen", segment=2).forward_ops,
           "segment")
+    # sizes near the limits: what is wrong said in words, with the value
+    check(bptt_msm.THREADS_MAX == 4096, "THREADS_MAX read from the library: "
+          "%r" % bptt_msm.THREADS_MAX)
+    raises(ValueError,
+           lambda: bptt_msm.plan(1000, 1, 2 ** 61 - 1, "100%"),
+           "a share of a full peak beyond 64 bits", "does not fit in 64 bits")
+    e = raises(ValueError,
+               lambda: bptt_msm.plan(10, 1, 2 ** 50, "1000000%"),
+               "a share beyond the largest budget",
+               "'1000000%' comes to more than 2305843009213693951 bytes")
+    check(e is None or "unknown name" not in str(e), "status named: %s" % e)
+    big = bptt_msm.plan(10, 1, 2 ** 40, "200000%")
+    check(big.full_peak_bytes == 9 * 2 ** 40 and
+          big.peak_bytes == big.full_peak_bytes,
+          "full_peak_bytes at 2**40-byte states: %r" % big.full_peak_bytes)
 
 
 # ---- scan against the loop ---------------------------------------------------

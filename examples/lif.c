@@ -26,16 +26,18 @@
  *   internal state s(i) = [v(i-1), v(i), I(i)]    3 N doubles (alpha 1.5)
  * s(i) holds what the backward op of step i reads (v(i-1) for the spikes
  * and surrogate slopes of the previous step, v(i) for this step's, and
- * the current, which with v(i) is h(i), for hidden_from_internal).  The
- * parameters and their gradients live in the context.
+ * the current, which with v(i) is h(i): the table states where h(i)
+ * lies in s(i), so no op rebuilds it).  The parameters and their gradients
+ * live in the context.
  *
  * What it checks, for the spiking network and for the smooth variant (exit
  * status 1 and a line on stderr at the first failure, 0 and a short report
  * otherwise):
  *   - for every strategy of bptt_strategies[] and every feasible budget
  *     from its smallest to full BPTT's peak, bptt_steps_run's loss and
- *     parameter gradients are bit-identical (memcmp) to those of full BPTT
- *     written out as two plain loops over the same ops (backprop_direct);
+ *     parameter gradients, h(T) and dL/dh(0) are bit-identical (memcmp) to
+ *     those of full BPTT written out as two plain loops over the same ops
+ *     (backprop_direct);
  *   - its counts are the validator's, and its measured checkpoint peak,
  *     and the tracked allocator's, equal the plan's peak in bytes;
  *   - the gradients pass central finite differences: every parameter of
@@ -194,15 +196,12 @@ static int lif_backward(void *ctx, size_t i, const void *s_in, void *dh)
     return 0;
 }
 
-static int lif_hidden(void *ctx, size_t i, const void *s, void *h)
-{
-    (void)ctx;
-    (void)i;
-    memcpy(h, (const double *)s + N, 2 * N * sizeof(double));
-    return 0;
-}
-
-static bptt_steps lif_steps(lif *m)
+/* h(i) = [v(i), I(i)] is s(i) from its N-th double on: the table says
+ * so (hidden_in_internal), and the executor restores h(i) from a stored
+ * s(i) by copying those bytes, with no op of ours.  h_last and dh0 take
+ * h(T) and dL/dh(0) from each run (a stream's next chunk would start from
+ * h(T)). */
+static bptt_steps lif_steps(lif *m, double *h_last, double *dh0)
 {
     const bptt_steps ops = {.name = "lif",
                             .hidden_bytes = 2 * N * sizeof(double),
@@ -210,7 +209,10 @@ static bptt_steps lif_steps(lif *m)
                             .h0 = NULL, /* v(0) = I(0) = 0 */
                             .forward = lif_forward,
                             .backward = lif_backward,
-                            .hidden_from_internal = lif_hidden,
+                            .hidden_in_internal = 1,
+                            .hidden_offset = N * sizeof(double),
+                            .h_last = h_last,
+                            .dh0 = dh0,
                             .ctx = m};
     return ops;
 }
@@ -225,8 +227,9 @@ static void start(lif *m)
     m->spikes = 0;
 }
 
-/* full BPTT written out: every internal state kept, then t, ..., 1 */
-static int backprop_direct(lif *m)
+/* full BPTT written out: every internal state kept, then t, ..., 1;
+ * h(T) into h_last and dL/dh(0) into dh0 (each 2 N doubles, or NULL) */
+static int backprop_direct(lif *m, double *h_last, double *dh0)
 {
     static double s[T + 1][3 * N];
     double h[2][2 * N] = {{0}}, dh[2 * N] = {0};
@@ -235,6 +238,10 @@ static int backprop_direct(lif *m)
         lif_forward(m, i, h[(i - 1) % 2], s[i], h[i % 2]);
     for (size_t i = T; i >= 1; i--)
         lif_backward(m, i, s[i], dh);
+    if (h_last)
+        memcpy(h_last, h[T % 2], sizeof h[0]);
+    if (dh0)
+        memcpy(dh0, dh, sizeof dh);
     return 0;
 }
 
@@ -294,7 +301,8 @@ typedef struct {
  * BPTT's peak in whole quanta, against the direct loops' gradients. */
 static int check_plans(lif *m, bptt_mem *mem, sweep *sw, const char *mode)
 {
-    const bptt_steps ops = lif_steps(m);
+    double h_last[2 * N], dh0[2 * N], want_h_last[2 * N], want_dh0[2 * N];
+    const bptt_steps ops = lif_steps(m, h_last, dh0);
     bptt_units u;
     char msg[256];
     if (bptt_units_from_bytes(&u, (int64_t)ops.hidden_bytes,
@@ -302,7 +310,7 @@ static int check_plans(lif *m, bptt_mem *mem, sweep *sw, const char *mode)
         return fail("bptt_units_from_bytes refused the sizes");
     const int64_t full = bptt_full_peak(T, u.hidden_units, u.internal_units);
 
-    backprop_direct(m);
+    backprop_direct(m, want_h_last, want_dh0);
     double want_g[NP], want_loss = m->loss;
     memcpy(want_g, m->g, sizeof want_g);
 
@@ -346,6 +354,9 @@ static int check_plans(lif *m, bptt_mem *mem, sweep *sw, const char *mode)
             else if (memcmp(m->g, want_g, sizeof want_g) != 0 ||
                      memcmp(&m->loss, &want_loss, sizeof want_loss) != 0)
                 bad = "gradients differ from full BPTT's";
+            else if (memcmp(h_last, want_h_last, sizeof h_last) != 0 ||
+                     memcmp(dh0, want_dh0, sizeof dh0) != 0)
+                bad = "h(T) or dL/dh(0) differs from full BPTT's";
             else if ((int64_t)st.checkpoint_peak_bytes != ps.peak_units * unit)
                 bad = "measured checkpoint peak is not the planned one";
             else if ((int64_t)bptt_mem_stats_get(mem)
@@ -390,7 +401,7 @@ static int check_fd(lif *m, size_t from, size_t to, double *max_err)
 {
     const double h = 1e-6, limit = 1e-6;
     double gmax = 0;
-    backprop_direct(m);
+    backprop_direct(m, NULL, NULL);
     for (size_t j = from; j < to; j++)
         if (absd(m->g[j]) > gmax)
             gmax = absd(m->g[j]);
@@ -460,7 +471,7 @@ int main(int argc, char **argv)
             rc = check_fd(&m, P_WOUT, NP, &err);
         if (rc != 0)
             break;
-        backprop_direct(&m);
+        backprop_direct(&m, NULL, NULL);
         if (m.smooth)
             printf("smooth: loss %.6f; finite differences on every "
                    "parameter: error %.1e of the largest gradient\n",

@@ -121,6 +121,9 @@ typedef struct {
     size_t fail_at;     /* the call (1-based) that returns fail_rc; 0: none */
     int fail_rc;
     void *self;         /* what ctx must be */
+    /* 0, or 1 + the byte offset at which the forward op copies h(i) into
+     * s(i) (a table with hidden_in_internal) */
+    size_t embed;
 } recorder;
 
 static int aligned(const void *p)
@@ -146,6 +149,32 @@ static int record(recorder *r, call c)
     return r->fail_at && r->n_calls == r->fail_at ? r->fail_rc : 0;
 }
 
+/* s(i) as the stand-in reads it: with r->embed, the bytes at the offset
+ * must be h(i) of the same forward call (else it is garbage), and are
+ * read as the internal state's own pattern. */
+static name read_internal(const recorder *r, const void *s)
+{
+    if (!r->embed)
+        return read_state(s, r->sb);
+    const size_t off = r->embed - 1;
+    unsigned char *copy = malloc(r->sb);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, s, r->sb);
+    const name h = read_state(copy + off, r->hb);
+    name n = {BAD, 0, 0};
+    uint32_t head[3];
+    memcpy(head, copy, sizeof head);
+    const name said = {(int)head[0], head[1], head[2]};
+    if (h.tag == HID && said.tag == INT && h.step == said.step &&
+        h.serial == said.serial) {
+        for (size_t j = off; j < off + r->hb; j++)
+            copy[j] = fill(said, j);
+        n = read_state(copy, r->sb);
+    }
+    free(copy);
+    return n;
+}
+
 static int rec_forward(void *ctx, size_t i, const void *h_in, void *s_out,
                        void *h_out)
 {
@@ -158,13 +187,15 @@ static int rec_forward(void *ctx, size_t i, const void *h_in, void *s_out,
     const uint32_t serial = ++r->forwards;
     write_state(h_out, r->hb, (name){HID, (uint32_t)i, serial});
     write_state(s_out, r->sb, (name){INT, (uint32_t)i, serial});
+    if (r->embed) /* the header (12 bytes) stays outside the copy */
+        memcpy((unsigned char *)s_out + r->embed - 1, h_out, r->hb);
     return record(r, c);
 }
 
 static int rec_backward(void *ctx, size_t i, const void *s, void *dh)
 {
     recorder *r = ctx;
-    call c = {BWD, (uint32_t)i, read_state(s, r->sb), read_state(dh, r->hb),
+    call c = {BWD, (uint32_t)i, read_internal(r, s), read_state(dh, r->hb),
               0};
     c.buffers_ok = r->self == ctx && aligned(s) && aligned(dh) &&
                    apart(s, r->sb, dh, r->hb);
@@ -175,7 +206,7 @@ static int rec_backward(void *ctx, size_t i, const void *s, void *dh)
 static int rec_from_internal(void *ctx, size_t i, const void *s, void *h)
 {
     recorder *r = ctx;
-    call c = {REC, (uint32_t)i, read_state(s, r->sb), {0, 0, 0}, 0};
+    call c = {REC, (uint32_t)i, read_internal(r, s), {0, 0, 0}, 0};
     c.buffers_ok = r->self == ctx && aligned(s) && aligned(h) &&
                    apart(s, r->sb, h, r->hb);
     /* h(i) as the forward op that made s(i) wrote it */
@@ -211,7 +242,8 @@ typedef struct {
 /* The calls plan asks for, following the actions with names for states
  * (h0: the name of the initial state).  Returns their number; *out
  * (malloc'd) holds them. */
-static size_t expected_calls(const bptt_plan *p, name h0, want **out)
+static size_t expected_calls_as(const bptt_plan *p, name h0, int rec_calls,
+                                want **out)
 {
     const size_t t = p->length;
     const name none = {BAD, 0, 0};
@@ -245,7 +277,8 @@ static size_t expected_calls(const bptt_plan *p, name h0, want **out)
             working = none;
             break;
         case BPTT_RESTORE_INTERNAL:
-            w[n++] = (want){REC, i, ss[i], ss[i], none};
+            if (rec_calls)
+                w[n++] = (want){REC, i, ss[i], ss[i], none};
             running = (name){HID, i, ss[i].serial};
             working = none;
             break;
@@ -271,6 +304,24 @@ static size_t expected_calls(const bptt_plan *p, name h0, want **out)
     free(hs);
     free(ss);
     *out = w;
+    return n;
+}
+
+static size_t expected_calls(const bptt_plan *p, name h0, want **out)
+{
+    return expected_calls_as(p, h0, 1, out);
+}
+
+/* The last forward call of step t in the calls, as the state it wrote. */
+static name last_h(const recorder *r, size_t t)
+{
+    name n = {BAD, 0, 0};
+    uint32_t serial = 0;
+    for (size_t k = 0; k < r->n_calls; k++) {
+        serial += r->calls[k].kind == FWD;
+        if (r->calls[k].kind == FWD && r->calls[k].step == t)
+            n = (name){HID, (uint32_t)t, serial};
+    }
     return n;
 }
 
@@ -326,16 +377,32 @@ static size_t count_ops(const bptt_plan *p, int op1, int op2)
     return n;
 }
 
-/* Run plan on a stand-in (h0 given or not) and hold every call, count,
- * point and byte to the plan. */
-static void check_run(const bptt_plan *p, const char *what, int with_h0)
+/* How check_run sets up the table: h(0) given, h(i) stated to lie inside
+ * s(i) (no hidden_from_internal), the executor's own allocator. */
+enum { WITH_H0 = 1, EMBED = 2, OWN_MEM = 4 };
+
+/* Run plan on a stand-in (as mode says) and hold every call, count,
+ * point, byte and output (h(t), dL/dh(0)) to the plan. */
+static void check_run(const bptt_plan *p, const char *what, int mode)
 {
     const int64_t h = p->hidden_units, s = p->internal_units;
     bptt_plan_stats vs;
     ck_assert_msg(bptt_plan_validate(p, &vs) == BPTT_OK, "%s: invalid plan",
                   what);
+    const int with_h0 = mode & WITH_H0;
     recorder r;
     bptt_steps ops = stand_in(&r, h, s);
+    if ((mode & EMBED) && r.sb - r.hb >= 12) {
+        /* h(i) at the end of s(i), past its 12-byte header */
+        r.embed = 1 + (r.sb - r.hb);
+        ops.hidden_in_internal = 1;
+        ops.hidden_offset = r.sb - r.hb;
+        ops.hidden_from_internal = NULL;
+    }
+    unsigned char *h_last = malloc(r.hb), *dh0 = malloc(r.hb);
+    ck_assert(h_last && dh0);
+    ops.h_last = h_last;
+    ops.dh0 = dh0;
     unsigned char *h0 = NULL;
     name h0_name = {ZERO, 0, 0};
     if (with_h0) {
@@ -350,11 +417,14 @@ static void check_run(const bptt_plan *p, const char *what, int with_h0)
     bptt_exec_point *pt = calloc(p->n_actions, sizeof *pt);
     ck_assert_ptr_nonnull(pt);
     bptt_steps_stats st;
-    const int rc = bptt_steps_run(p, &ops, mem, &st, pt);
+    const int rc = bptt_steps_run(p, &ops, (mode & OWN_MEM) ? NULL : mem, &st,
+                                  pt);
     ck_assert_msg(rc == BPTT_OK, "%s: %s", what, bptt_strerror(rc));
+    ck_assert_int_eq(st.failed_action, -1);
+    ck_assert_int_eq(st.op_status, 0);
 
     want *w;
-    const size_t n_want = expected_calls(p, h0_name, &w);
+    const size_t n_want = expected_calls_as(p, h0_name, !r.embed, &w);
     char why[256] = "";
     const size_t k = first_wrong(r.calls, r.n_calls, w, n_want, why,
                                  sizeof why);
@@ -376,9 +446,34 @@ static void check_run(const bptt_plan *p, const char *what, int with_h0)
                   "%s: %lld backward ops", what, (long long)st.backward_ops);
     ck_assert_int_eq(st.restores, (int64_t)count_ops(p, BPTT_RESTORE_HIDDEN,
                                                      BPTT_RESTORE_INTERNAL));
+    ck_assert_int_eq(st.restore_hidden_ops,
+                     (int64_t)count_ops(p, BPTT_RESTORE_HIDDEN,
+                                        BPTT_RESTORE_HIDDEN));
+    ck_assert_int_eq(st.restore_internal_ops,
+                     (int64_t)count_ops(p, BPTT_RESTORE_INTERNAL,
+                                        BPTT_RESTORE_INTERNAL));
+    /* what the run hands back: h(t) as its forward op wrote it, and the
+     * gradient the backward op of step 1 left (the stand-in's dL/dh(0)) */
+    char got[32], wanted[32];
+    ck_assert_msg(same(read_state(h_last, r.hb), last_h(&r, p->length)),
+                  "%s: h_last is %s, not %s", what,
+                  name_str(read_state(h_last, r.hb), got, sizeof got),
+                  name_str(last_h(&r, p->length), wanted, sizeof wanted));
+    ck_assert_msg(same(read_state(dh0, r.hb), (name){GRAD, 0, 0}),
+                  "%s: dh0 is %s", what,
+                  name_str(read_state(dh0, r.hb), got, sizeof got));
 
-    /* the peak, in the executor's count and the allocator's */
+    /* the peak, in the executor's count and the allocator's (its own
+     * allocator is gone with the run: the points and the stats stay) */
     const bptt_mem_stats *ms = bptt_mem_stats_get(mem);
+    if (mode & OWN_MEM) {
+        ck_assert_uint_eq(ms->total_peak, 0); /* mem untouched */
+        ck_assert_msg(st.checkpoint_peak_bytes == (size_t)vs.peak_units *
+                                                      (r.hb / (size_t)h),
+                      "%s: own allocator: peak %zu", what,
+                      st.checkpoint_peak_bytes);
+        goto points;
+    }
     const size_t q = r.hb / (size_t)h;
     ck_assert_msg(st.checkpoint_peak_bytes == (size_t)vs.peak_units * q &&
                       ms->peak[BPTT_MEM_CHECKPOINT] ==
@@ -393,6 +488,7 @@ static void check_run(const bptt_plan *p, const char *what, int with_h0)
                   "%s: %zu working bytes", what, ms->peak[BPTT_MEM_WORKING]);
     ck_assert_uint_eq(ms->total_current, 0);
 
+points:
     /* one point per action, in plan order, its counts and bytes */
     int64_t fwd = 0;
     size_t top = 0;
@@ -412,6 +508,8 @@ static void check_run(const bptt_plan *p, const char *what, int with_h0)
     free(pt);
     free(r.calls);
     free(h0);
+    free(h_last);
+    free(dh0);
     bptt_mem_free(mem);
 }
 
@@ -449,7 +547,7 @@ static size_t check_strategy(const bptt_strategy *st, size_t t,
         char what[96];
         snprintf(what, sizeof what, "%s t=%zu h=%lld s=%lld m=%lld",
                  st->name, t, (long long)h, (long long)s, (long long)m);
-        check_run(p, what, (int)(m & 1));
+        check_run(p, what, (int)(m & 7)); /* h0, embedded h, allocator */
         bptt_plan_free(p);
         runs++;
     }
@@ -519,8 +617,8 @@ START_TEST(test_plans_by_hand)
         }
         char what[32];
         snprintf(what, sizeof what, "plan %zu by hand", k);
-        check_run(p, what, 0);
-        check_run(p, what, 1);
+        for (int mode = 0; mode < 8; mode++)
+            check_run(p, what, mode);
         bptt_plan_free(p);
     }
 }
@@ -542,6 +640,28 @@ static bptt_plan *small_plan(size_t t, int64_t h, int64_t s)
                      BPTT_OK);
     bptt_table_free(tb);
     return p;
+}
+
+/* An msm plan of length t that restores from an internal state: the
+ * first budget from the smallest up whose plan has such a restore. */
+static bptt_plan *plan_restoring_internal(size_t t, int64_t h, int64_t s)
+{
+    bptt_table *tb = NULL;
+    const int64_t top = bptt_full_peak(t, h, s);
+    ck_assert_int_eq(bptt_table_alloc(&tb, bptt_strategy_find("msm"), t, h,
+                                      s, top, NULL),
+                     BPTT_OK);
+    for (int64_t m = bptt_table_min_budget(tb); m <= top; m++) {
+        bptt_plan *p = NULL;
+        ck_assert_int_eq(bptt_table_plan(tb, m, &p, NULL), BPTT_OK);
+        if (count_ops(p, BPTT_RESTORE_INTERNAL, BPTT_RESTORE_INTERNAL)) {
+            bptt_table_free(tb);
+            return p;
+        }
+        bptt_plan_free(p);
+    }
+    ck_abort_msg("no msm plan of length %zu restores an internal state", t);
+    return NULL;
 }
 
 START_TEST(test_comparison_can_fail)
@@ -613,18 +733,45 @@ START_TEST(test_refusals)
     /* NULL arguments and ops */
     ck_assert_int_eq(bptt_steps_run(NULL, &good, mem, &st, NULL), BPTT_EINVAL);
     ck_assert_int_eq(bptt_steps_run(p, NULL, mem, &st, NULL), BPTT_EINVAL);
-    ck_assert_int_eq(bptt_steps_run(p, &good, NULL, &st, NULL), BPTT_EINVAL);
     ck_assert_int_eq(bptt_steps_run(p, &good, mem, NULL, NULL), BPTT_EINVAL);
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 2; k++) {
         bptt_steps b = good;
         if (k == 0)
             b.forward = NULL;
-        else if (k == 1)
-            b.backward = NULL;
         else
-            b.hidden_from_internal = NULL;
+            b.backward = NULL;
         ck_assert_int_eq(bptt_steps_run(p, &b, mem, &st, NULL), BPTT_EINVAL);
     }
+    ck_assert_uint_eq(r.n_calls, 0);
+    /* no hidden_from_internal: refused, before any op, exactly when the
+     * plan restores from an internal state */
+    bptt_plan *ri = plan_restoring_internal(9, h, s);
+    bptt_steps no_rec = good;
+    no_rec.hidden_from_internal = NULL;
+    ck_assert_int_eq(bptt_steps_run(ri, &no_rec, mem, &st, NULL),
+                     BPTT_EINVAL);
+    ck_assert_uint_eq(r.n_calls, 0);
+    bptt_plan_free(ri);
+    bptt_plan *full = NULL;
+    bptt_plan_stats fs;
+    int64_t least;
+    ck_assert_int_eq(bptt_plan_make("full", 9, h, s, 1000, NULL, &full, &fs,
+                                    &least),
+                     BPTT_OK);
+    ck_assert_int_eq(bptt_steps_run(full, &no_rec, mem, &st, NULL), BPTT_OK);
+    ck_assert_uint_eq(r.n_calls, 18);
+    bptt_plan_free(full);
+    free(r.calls);
+    r.calls = NULL;
+    r.n_calls = r.cap = 0;
+    /* a stated offset past the internal state */
+    bptt_steps past = good;
+    past.hidden_in_internal = 1;
+    past.hidden_offset = good.internal_bytes - good.hidden_bytes + 1;
+    ck_assert_int_eq(bptt_steps_run(p, &past, mem, &st, NULL), BPTT_EINVAL);
+    past.hidden_offset = SIZE_MAX;
+    ck_assert_int_eq(bptt_steps_run(p, &past, mem, &st, NULL), BPTT_EINVAL);
+    ck_assert_uint_eq(r.n_calls, 0);
     /* sizes: zero, internal below hidden, units of another ratio */
     const size_t sizes[][2] = {{0, good.internal_bytes},
                                {good.hidden_bytes, good.hidden_bytes - 1},
@@ -690,6 +837,88 @@ START_TEST(test_op_error_stops)
 }
 END_TEST
 
+/* Ops' own statuses: passed on as they are from BPTT_OP_STATUS_MIN up
+ * and below 0, BPTT_EOP inside the library's range; the op's value and the
+ * action that failed in the stats; no output written. */
+START_TEST(test_op_status_range)
+{
+    bptt_plan *p = small_plan(10, 1, 3);
+    recorder r;
+    static const int given[] = {1, BPTT_ENOMEM, BPTT_EBADPLAN, 255, 256,
+                                4000, -1, -300};
+    for (size_t g = 0; g < sizeof given / sizeof *given; g++) {
+        bptt_steps ops = stand_in(&r, 1, 3);
+        unsigned char h_last[Q], dh0[Q];
+        memset(h_last, 0xee, sizeof h_last);
+        memcpy(dh0, h_last, sizeof dh0);
+        ops.h_last = h_last;
+        ops.dh0 = dh0;
+        r.fail_at = 12; /* a forward op of the first sweep, or later */
+        r.fail_rc = given[g];
+        bptt_steps_stats st;
+        const int rc = bptt_steps_run(p, &ops, NULL, &st, NULL);
+        const int expect = given[g] < 0 || given[g] >= BPTT_OP_STATUS_MIN
+                               ? given[g]
+                               : BPTT_EOP;
+        ck_assert_int_eq(rc, expect);
+        ck_assert_int_eq(st.op_status, given[g]);
+        /* the failed action is the fail_at-th op call's */
+        ck_assert_int_ge(st.failed_action, 0);
+        size_t calls = 0, k = 0;
+        for (; k < p->n_actions; k++) {
+            const uint32_t op = p->actions[k].op;
+            calls += op == BPTT_ADVANCE || op == BPTT_BACKWARD ||
+                     op == BPTT_RESTORE_INTERNAL;
+            if (calls == 12)
+                break;
+        }
+        ck_assert_int_eq(st.failed_action, (int64_t)k);
+        /* no gradient handed back; h(t) only if step t ran */
+        ck_assert_uint_eq(dh0[0], 0xee);
+        int t_ran = 0;
+        for (size_t c = 0; c < r.n_calls; c++)
+            t_ran |= r.calls[c].kind == FWD && r.calls[c].step == 10 &&
+                     c + 1 < r.n_calls;
+        ck_assert_int_eq(h_last[0] != 0xee, t_ran);
+        free(r.calls);
+    }
+    bptt_plan_free(p);
+}
+END_TEST
+
+/* h(i) stated at an offset where the forward op does not put it: the run
+ * stops at the first forward op with BPTT_ESTEPS, never a gradient from
+ * the wrong bytes. */
+START_TEST(test_wrong_offset_stops)
+{
+    bptt_plan *p = small_plan(10, 1, 3);
+    recorder r;
+    bptt_steps ops = stand_in(&r, 1, 3);
+    r.embed = 1 + 16; /* the op copies h(i) to byte 16 */
+    ops.hidden_in_internal = 1;
+    ops.hidden_from_internal = NULL;
+    bptt_steps_stats st;
+    for (size_t off = 0; off + r.hb <= r.sb; off += 8) {
+        ops.hidden_offset = off;
+        r.n_calls = 0;
+        r.forwards = 0;
+        const int rc = bptt_steps_run(p, &ops, NULL, &st, NULL);
+        if (off == 16) {
+            ck_assert_int_eq(rc, BPTT_OK);
+            continue;
+        }
+        ck_assert_msg(rc == BPTT_ESTEPS, "offset %zu: %s", off,
+                      bptt_strerror(rc));
+        ck_assert_uint_eq(r.n_calls, 1);
+        ck_assert_int_eq(st.failed_action, 0);
+        ck_assert_int_eq(st.op_status, 0);
+        ck_assert_int_eq(st.backward_ops, 0);
+    }
+    free(r.calls);
+    bptt_plan_free(p);
+}
+END_TEST
+
 START_TEST(test_enomem)
 {
     bptt_plan *p = small_plan(14, 2, 7);
@@ -733,6 +962,8 @@ static Suite *steps_suite(void)
     tcase_add_test(tc, test_comparison_can_fail);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_op_error_stops);
+    tcase_add_test(tc, test_op_status_range);
+    tcase_add_test(tc, test_wrong_offset_stops);
     tcase_add_test(tc, test_enomem);
     suite_add_tcase(su, tc);
     return su;

@@ -39,7 +39,11 @@ enum bptt_status {
                          than the length + 1) */
     BPTT_ENAN,        /* a value is NaN (finite.h) */
     BPTT_EINF,        /* a value is +inf or -inf (finite.h) */
-    BPTT_ENONFINITE   /* training made a NaN or an infinity (session.h) */
+    BPTT_ENONFINITE,  /* training made a NaN or an infinity (session.h) */
+    BPTT_EOP,         /* an op of steps.h failed with a status inside the
+                         library's range (steps.h: BPTT_OP_STATUS_MIN) */
+    BPTT_ESTEPS       /* an op table broke its own promise (steps.h: h(i)
+                         not at the hidden_offset it states) */
 };
 
 /* What a status means, for people; the one to-string of every library

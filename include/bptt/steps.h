@@ -40,9 +40,10 @@
  * s(i) a forward op of step i wrote, the backward ops run once each, in
  * the order t, t-1, ..., 1, with dh chained from one to the next.  It
  * calls the ops exactly as the plan's actions say: one forward op per
- * advance, one hidden_from_internal per restore_internal and one backward
- * op per backward, in plan order, and nothing else (restore_hidden is a
- * copy the executor makes itself).  So the gradients cannot depend on the
+ * advance, one hidden_from_internal per restore_internal (none when the
+ * table says where h(i) lies in s(i): hidden_in_internal) and one
+ * backward op per backward, in plan order, and nothing else
+ * (restore_hidden is a copy the executor makes itself).  So the gradients cannot depend on the
  * plan, provided the ops keep the rules below.
  */
 #ifndef BPTT_STEPS_H
@@ -93,12 +94,39 @@ typedef struct {
      * the plan stepping on from a stored internal state instead of a
      * stored hidden state).  The bytes must be those the forward op of
      * step i wrote into h_out.  0, or a nonzero status that stops the
-     * run. */
+     * run.  May be NULL when hidden_in_internal says where h(i) lies in
+     * s(i), or when the plan has no restore_internal action (a plan of
+     * full, chen or hsm; checked before any op is called). */
     int (*hidden_from_internal)(void *ctx, size_t step, const void *s,
                                 void *h);
 
     /* Handed to every op, never read by the executor. */
     void *ctx;
+
+    /* Nonzero: h(i) is a plain copy inside s(i), the hidden_bytes at byte
+     * hidden_offset (hidden_offset + hidden_bytes <= internal_bytes), and
+     * the executor restores from an internal state by copying them;
+     * hidden_from_internal, if given as well, is not called.  After every
+     * forward op the executor compares those bytes of s_out with h_out
+     * and stops the run with BPTT_ESTEPS where they differ (a wrong
+     * offset), so gradients never come from a state the op did not
+     * write. */
+    int hidden_in_internal;
+    size_t hidden_offset;
+
+    /* What a run hands back beyond the gradients the ops accumulate, each
+     * hidden_bytes, NULL when not wanted (the buffers are the caller's):
+     *   h_last: h(t), as the forward op of step t wrote it: the state the
+     *           next chunk of a stream starts from (pass it as that run's
+     *           h0; truncated BPTT over a stream, state carried across);
+     *   dh0:    dL/dh(0), the gradient the backward op of step 1 left: what
+     *           the loss asks of h(0) when h(0) is itself computed (an
+     *           encoder's output, a learned initial state).
+     * h_last is written when the forward op of step t runs (again at each
+     * recomputation of step t, with the same bytes), so a run that fails
+     * later may have written it; dh0 only when the run returns BPTT_OK. */
+    void *h_last;
+    void *dh0;
 } bptt_steps;
 
 /* What one run did.  The counts are of calls made, the peak of bytes
@@ -110,13 +138,31 @@ typedef struct {
     int64_t recompute_ops; /* of which of a step run before */
     int64_t backward_ops;
     int64_t restores;      /* restore_hidden and restore_internal actions */
+    int64_t restore_hidden_ops;   /* of which restore_hidden */
+    int64_t restore_internal_ops; /* of which restore_internal */
     /* The most bytes the checkpoint store held at once (h(0) included),
      * counted as the tracked allocator handed them out. */
     size_t checkpoint_peak_bytes;
     /* Wall seconds (CLOCK_MONOTONIC, read around each call) in forward
      * ops and in backward ops; copies, stores and frees are in neither. */
     double forward_seconds, backward_seconds;
+    /* Where a run stopped: the index into plan->actions of the action that
+     * failed (its op and step are plan->actions[failed_action]), and the
+     * status an op returned there, as it returned it (0 when the failure
+     * was the executor's own: BPTT_ENOMEM, BPTT_ESTEPS).  failed_action is
+     * -1 when the run returned BPTT_OK or stopped before the first
+     * action. */
+    int64_t failed_action;
+    int op_status;
 } bptt_steps_stats;
+
+/* An op's own failure statuses.  A nonzero status an op returns stops the
+ * run; bptt_steps_run returns it unchanged when it is at least
+ * BPTT_OP_STATUS_MIN or negative, so a caller tells its ops' failures from
+ * the library's.  A status from 1 to BPTT_OP_STATUS_MIN - 1 (the library's
+ * own range, enum bptt_status) is returned as BPTT_EOP instead; the op's
+ * value is in stats->op_status either way. */
+#define BPTT_OP_STATUS_MIN 256
 
 /* One action of a run as the executor ran it (bptt_steps_run's points):
  * what the tracked allocator held just after it, and the forward ops so
@@ -134,8 +180,10 @@ typedef struct {
                                 backward_seconds); 0 for other actions */
 } bptt_exec_point;
 
-/* Run plan on steps: take the working set and h(0)'s checkpoint from mem,
- * run the actions in order, release everything.  The plan's units must
+/* Run plan on steps: take the working set and h(0)'s checkpoint from mem
+ * (NULL: from an allocator of the run's own, made and freed inside the
+ * call; the stats and points count its bytes all the same), run the
+ * actions in order, release everything.  The plan's units must
  * be the steps' sizes in the same ratio (plan->hidden_units *
  * internal_bytes == plan->internal_units * hidden_bytes; a unit is then
  * hidden_bytes / hidden_units bytes, and the checkpoint store never holds
@@ -146,11 +194,14 @@ typedef struct {
  * (no copy; the peak is the plan's all the same, and the point of the
  * advance already counts the block).
  *
- * Returns BPTT_OK; BPTT_EINVAL for a NULL argument or op, sizes out of
- * range or units that do not match; BPTT_EBADPLAN for a plan the
- * validator rejects (no op is called); BPTT_ENOMEM when an allocation
- * from mem fails; or the nonzero status an op returned, which stops the
- * run at that action.  On every return all it took from mem is given
+ * Returns BPTT_OK; BPTT_EINVAL for a NULL argument or op (but
+ * hidden_from_internal, see there), sizes out of range, a hidden_offset
+ * past the internal state or units that do not match; BPTT_EBADPLAN for
+ * a plan the validator rejects (no op is called); BPTT_ENOMEM when an
+ * allocation from mem fails; BPTT_ESTEPS when the bytes at hidden_offset
+ * of s(i) are not the h(i) the forward op wrote; or the status an op
+ * returned (BPTT_EOP for one inside the library's range, see
+ * BPTT_OP_STATUS_MIN), which stops the run at that action.  On every return all it took from mem is given
  * back, and *stats (zeroed first) covers the actions run; points after
  * the failed action are not written. */
 int bptt_steps_run(const bptt_plan *plan, const bptt_steps *steps,

@@ -54,6 +54,8 @@ const char *bptt_strerror(int status)
     case BPTT_ENAN: return "NaN";
     case BPTT_EINF: return "infinite";
     case BPTT_ENONFINITE: return "a NaN or an infinity";
+    case BPTT_EOP: return "an op failed (its status is in the run's stats)";
+    case BPTT_ESTEPS: return "the steps broke their stated layout";
     default: return "unknown status";
     }
 }

@@ -89,6 +89,26 @@ static int ws_take(exec_ws *w, bptt_mem *mem, size_t t, size_t hb, size_t sb,
     return BPTT_OK;
 }
 
+/* An op's nonzero status as the run returns it (steps.h:
+ * BPTT_OP_STATUS_MIN), kept as it was in the stats. */
+static int op_failed(bptt_steps_stats *st, int status)
+{
+    st->op_status = status;
+    return status < 0 || status >= BPTT_OP_STATUS_MIN ? status : BPTT_EOP;
+}
+
+/* Whether the plan restores from an internal state anywhere. */
+static int restores_internal(const bptt_plan *plan)
+{
+    for (size_t k = 0; k < plan->n_actions; k++)
+        if (plan->actions[k].op == BPTT_RESTORE_INTERNAL)
+            return 1;
+    return 0;
+}
+
+static int run(const bptt_plan *plan, const bptt_steps *ops, bptt_mem *mem,
+               bptt_steps_stats *st, bptt_exec_point *points);
+
 int bptt_steps_run(const bptt_plan *plan, const bptt_steps *ops,
                    bptt_mem *mem, bptt_steps_stats *st,
                    bptt_exec_point *points)
@@ -96,12 +116,14 @@ int bptt_steps_run(const bptt_plan *plan, const bptt_steps *ops,
     if (!st)
         return BPTT_EINVAL;
     memset(st, 0, sizeof *st);
-    if (!plan || !ops || !mem || !ops->forward || !ops->backward ||
-        !ops->hidden_from_internal)
+    st->failed_action = -1;
+    if (!plan || !ops || !ops->forward || !ops->backward)
         return BPTT_EINVAL;
-    const size_t t = plan->length;
     const size_t hb = ops->hidden_bytes, sb = ops->internal_bytes;
     if (hb < 1 || sb < hb)
+        return BPTT_EINVAL;
+    if (ops->hidden_in_internal &&
+        (ops->hidden_offset > sb || sb - ops->hidden_offset < hb))
         return BPTT_EINVAL;
     if (plan->hidden_units < 1 || plan->internal_units < 1 ||
         (unsigned __int128)plan->hidden_units * sb !=
@@ -111,6 +133,28 @@ int bptt_steps_run(const bptt_plan *plan, const bptt_steps *ops,
     int rc = bptt_plan_validate(plan, &vs);
     if (rc != BPTT_OK)
         return rc;
+    if (!ops->hidden_from_internal && !ops->hidden_in_internal &&
+        restores_internal(plan))
+        return BPTT_EINVAL; /* no way to restore from an internal state */
+    if (mem)
+        return run(plan, ops, mem, st, points);
+    bptt_mem *own = bptt_mem_alloc();
+    if (!own)
+        return BPTT_ENOMEM;
+    rc = run(plan, ops, own, st, points);
+    bptt_mem_free(own);
+    return rc;
+}
+
+/* bptt_steps_run on arguments checked, with an allocator. */
+static int run(const bptt_plan *plan, const bptt_steps *ops, bptt_mem *mem,
+               bptt_steps_stats *st, bptt_exec_point *points)
+{
+    const size_t t = plan->length;
+    const size_t hb = ops->hidden_bytes, sb = ops->internal_bytes;
+    const size_t off = ops->hidden_offset;
+    const int copy_hidden = ops->hidden_in_internal != 0;
+    int rc;
     exec_ws w = {0};
     rc = ws_take(&w, mem, t, hb, sb, ops->h0);
     if (rc != BPTT_OK) {
@@ -149,6 +193,12 @@ int bptt_steps_run(const bptt_plan *plan, const bptt_steps *ops,
             rc = ops->forward(ctx, i, w.state[cur], s_out, w.state[!cur]);
             seconds = now() - t0;
             st->forward_seconds += seconds;
+            if (rc != 0)
+                rc = op_failed(st, rc);
+            else if (copy_hidden && memcmp(s_out + off, w.state[!cur], hb))
+                rc = BPTT_ESTEPS; /* h(i) is not where the table says */
+            else if (i == t && ops->h_last)
+                memcpy(ops->h_last, w.state[!cur], hb);
             cur = !cur;
             st->forward_ops++;
             st->recompute_ops += w.computed[i];
@@ -174,17 +224,25 @@ int bptt_steps_run(const bptt_plan *plan, const bptt_steps *ops,
         case BPTT_RESTORE_HIDDEN:
             memcpy(w.state[cur], w.hslot[i], hb);
             st->restores++;
+            st->restore_hidden_ops++;
             in_slot = 0; /* no working internal state now */
             break;
         case BPTT_RESTORE_INTERNAL:
-            rc = ops->hidden_from_internal(ctx, i, w.sslot[i], w.state[cur]);
+            if (copy_hidden)
+                memcpy(w.state[cur], w.sslot[i] + off, hb);
+            else if ((rc = ops->hidden_from_internal(ctx, i, w.sslot[i],
+                                                     w.state[cur])) != 0)
+                rc = op_failed(st, rc);
             st->restores++;
+            st->restore_internal_ops++;
             in_slot = 0;
             break;
         case BPTT_BACKWARD: {
             const unsigned char *s = w.sslot[i] ? w.sslot[i] : w.work;
             const double t0 = now();
             rc = ops->backward(ctx, i, s, w.carry);
+            if (rc != 0)
+                rc = op_failed(st, rc);
             seconds = now() - t0;
             st->backward_seconds += seconds;
             in_slot = 0;
@@ -204,6 +262,8 @@ int bptt_steps_run(const bptt_plan *plan, const bptt_steps *ops,
         default: /* the validator let no other op through */
             rc = BPTT_EBADPLAN;
         }
+        if (rc != BPTT_OK)
+            st->failed_action = (int64_t)k;
         if (points && rc == BPTT_OK) {
             const bptt_mem_stats *ms = bptt_mem_stats_get(mem);
             bptt_exec_point *p = &points[k];
@@ -215,6 +275,8 @@ int bptt_steps_run(const bptt_plan *plan, const bptt_steps *ops,
             p->seconds = seconds;
         }
     }
+    if (rc == BPTT_OK && ops->dh0)
+        memcpy(ops->dh0, w.carry, hb); /* after the backward op of step 1 */
     st->checkpoint_peak_bytes = w.peak;
     ws_release(&w, mem, t, hb, sb);
     return rc;

@@ -1,6 +1,6 @@
 /* exec.h: a plan run on a model of model.h.  The model is one
  * implementation of the step-operations table of steps.h (src/train/
- * model_ops.c): its forward op is the cell stack's, its backward op the
+ * exec.c): its forward op is the cell stack's, its backward op the
  * output layer and loss at the step and then the cell stack's, and the
  * run is bptt_steps_run, the one executor.  Checkpoints live in a store
  * whose bytes come from the tracked allocator (category

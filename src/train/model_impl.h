@@ -1,5 +1,5 @@
 /* model_impl.h: what the model's rooms share (model.c, the layout;
- * model_step.c, the steps; model_ops.c, the steps run by the executor):
+ * model_step.c, the steps; exec.c, the steps run by the executor):
  * where a layer's bias gradient sums and its block of the weight
  * gradient lie (and the output layer's), the block's flush into dW and
  * dWo (model_step.c), and whether the steps run on a team of threads. */

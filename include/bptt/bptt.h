@@ -22,6 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 /* ---- status codes --------------------------------------------------- */
 
 enum bptt_status {
@@ -331,5 +335,7 @@ int bptt_units_from_bytes(bptt_units *u, int64_t hidden_bytes,
  * BPTT_EINVAL otherwise (and when alpha or u is NULL). */
 #define BPTT_ALPHA_MAX 1000000
 int bptt_units_from_alpha(const char *alpha, bptt_units *u);
+
+#pragma GCC visibility pop
 
 #endif /* BPTT_H */

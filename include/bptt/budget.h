@@ -22,6 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 enum bptt_budget_kind {
     BPTT_BUDGET_SLOTS,   /* "200", "200slots" */
     BPTT_BUDGET_PERCENT, /* "5%", "2.5%" */
@@ -125,5 +129,7 @@ const char *bptt_slots_text(char *buf, size_t cap, int64_t units,
 int64_t bptt_phys_bytes(void);
 /* bytes as "512 bytes", "3.5 MiB", "246 GiB" into buf; returns buf. */
 const char *bptt_bytes_text(char *buf, size_t cap, double bytes);
+
+#pragma GCC visibility pop
 
 #endif

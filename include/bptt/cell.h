@@ -43,6 +43,10 @@
 
 #include "real.h"
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 typedef struct {
     size_t B, X, H;
     bptt_real *xh;     /* scratch of the forward op on cblas (B, X+H), and
@@ -249,5 +253,7 @@ void bptt_cell_pack_weights(const bptt_cell_ws *ws, size_t G,
 void bptt_cell_weight_grads(size_t GH, size_t XH, size_t rows,
                             const bptt_real *dgates, const bptt_real *xh,
                             bptt_real *dW);
+
+#pragma GCC visibility pop
 
 #endif

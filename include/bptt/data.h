@@ -34,6 +34,10 @@
 #include "mem.h"
 #include "real.h"
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 typedef struct {
     size_t T, B, X;
     bptt_real *x;    /* (T, B, X) */
@@ -82,5 +86,7 @@ int bptt_task_check(const char *spec, size_t T, size_t input_width,
                     size_t *X, size_t *V, double *file_bytes, char *why,
                     size_t cap);
 
+
+#pragma GCC visibility pop
 
 #endif

@@ -16,6 +16,10 @@
 #include "model.h"
 #include "steps.h"
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 typedef struct {
     int64_t forward_ops;   /* cell-stack forward ops run, first sweep included */
     int64_t recompute_ops; /* of which recomputations */
@@ -50,5 +54,7 @@ int bptt_exec_run(const bptt_plan *plan, bptt_model *model,
 int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *model,
                            const bptt_batch *batch, bptt_mem *mem,
                            bptt_exec_stats *stats, bptt_exec_point *points);
+
+#pragma GCC visibility pop
 
 #endif

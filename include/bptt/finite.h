@@ -17,6 +17,10 @@
 #include "model.h"
 #include "real.h"
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 /* Verdicts are status codes of bptt.h: BPTT_OK (every value finite),
  * BPTT_ENAN (the first value that is not finite is a NaN), BPTT_EINF (it
  * is +inf or -inf); bptt_strerror says "NaN" or "infinite". */
@@ -42,5 +46,7 @@ size_t bptt_finite_first(const bptt_real *a, size_t n);
 int bptt_finite_scan(const bptt_model *m, const bptt_real *arena,
                      bptt_nonfinite *where);
 
+
+#pragma GCC visibility pop
 
 #endif

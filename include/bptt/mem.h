@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 enum bptt_mem_cat {
     BPTT_MEM_CHECKPOINT, /* stored hidden and internal states */
     BPTT_MEM_WORKING,    /* running state, working internal state, carries,
@@ -42,5 +46,7 @@ void bptt_mem_reset_peaks(bptt_mem *mem); /* peaks := current */
 /* Make the n-th call of bptt_mem_get from now fail (n >= 1; 0: never). */
 void bptt_mem_fail_at(bptt_mem *mem, size_t n);
 const char *bptt_mem_cat_name(int category);
+
+#pragma GCC visibility pop
 
 #endif

@@ -55,6 +55,10 @@
 #include "mem.h"
 #include "real.h"
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 #define BPTT_MAX_LAYERS 16
 #define BPTT_MAX_TENSORS (2 * BPTT_MAX_LAYERS + 2)
 
@@ -205,5 +209,7 @@ void bptt_model_flops(const bptt_model *m, bptt_flops *f);
 
 /* sqrt of the sum of squared gradients (in double). */
 double bptt_model_grad_norm(const bptt_model *m);
+
+#pragma GCC visibility pop
 
 #endif

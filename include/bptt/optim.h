@@ -9,6 +9,10 @@
 #include "mem.h"
 #include "model.h"
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 typedef struct bptt_optimizer bptt_optimizer;
 /* Reals of optimizer state per parameter: sgd 0, adam 2 (its moments);
  * -1 for an unknown name. */
@@ -18,5 +22,7 @@ int bptt_optimizer_alloc(bptt_optimizer **out, const char *name, double lr,
                          const bptt_model *m, bptt_mem *mem);
 void bptt_optimizer_free(bptt_optimizer *opt, bptt_mem *mem);
 void bptt_optimizer_step(bptt_optimizer *opt, bptt_model *m);
+
+#pragma GCC visibility pop
 
 #endif

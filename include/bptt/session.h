@@ -29,6 +29,10 @@
 #include "mem.h"
 #include "model.h"
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 /* What to train. */
 typedef struct {
     const bptt_cell_type *cell; /* bptt_cells[] */
@@ -116,5 +120,7 @@ void bptt_session_record(bptt_session *s, bptt_exec_point *points);
  * the parameters checked.  BPTT_OK or BPTT_ENONFINITE with *fault filled;
  * BPTT_OK and nothing done without an optimizer. */
 int bptt_session_update(bptt_session *s, bptt_session_fault *fault);
+
+#pragma GCC visibility pop
 
 #endif

@@ -55,6 +55,10 @@
 #include "bptt.h"
 #include "mem.h"
 
+/* what the library exports: everything declared here (the rest of it
+ * is hidden; tests/test_exports.sh holds the two equal) */
+#pragma GCC visibility push(default)
+
 typedef struct {
     /* For messages; may be NULL. */
     const char *name;
@@ -215,5 +219,7 @@ int bptt_steps_run(const bptt_plan *plan, const bptt_steps *steps,
  * per step).  As a double, so that sizes past memory do not overflow. */
 double bptt_exec_working_bytes(size_t t, double hidden_bytes,
                                double internal_bytes);
+
+#pragma GCC visibility pop
 
 #endif

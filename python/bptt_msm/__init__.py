@@ -5,14 +5,15 @@
     >>> p.forward_ops, p.peak_bytes
     (1950, 196)
 
-Pure Python over the installed shared libraries through ctypes: the plans
-come from libbpttplan (bptt_plan_make, include/bptt/bptt.h), budgets are
-read by libbptt's parser (bptt_budget_parse, include/bptt/budget.h), the
-same code `bptt plan --memory` uses.  Nothing here plans by itself.
+Pure Python over the installed core library, libbpttcore (libc and libm
+only: no BLAS is loaded), through ctypes: the plans come from its planner
+(bptt_plan_make, include/bptt/bptt.h), budgets are read by its parser
+(bptt_budget_parse, include/bptt/budget.h), the same code `bptt plan
+--memory` uses.  Nothing here plans by itself.
 
-Where the libraries are found, first match wins:
-  1. BPTT_MSM_LIBDIR, a directory holding libbpttplan.so and libbptt.so
-     (in a build tree: its .libs directory);
+Where the library is found, first match wins:
+  1. BPTT_MSM_LIBDIR, a directory holding libbpttcore.so (in a build tree:
+     its .libs directory);
   2. the libdir this package was installed for (make install);
   3. the dynamic linker's search path (ctypes.util.find_library).
 
@@ -137,48 +138,46 @@ def _load(name):
         "(a build tree's .libs)" % (name, "; ".join(errors), name))
 
 
-def _libraries():
-    """(libbpttplan, libbptt), loaded once, their signatures declared."""
+def _library():
+    """libbpttcore, loaded once, its signatures declared."""
     global _libs
     if _libs is not None:
         return _libs
-    plan_lib = _load("bpttplan")
-    train_lib = _load("bptt")
+    lib = _load("bpttcore")
     i64, sz = ctypes.c_int64, ctypes.c_size_t
-    f = plan_lib.bptt_plan_make
+    f = lib.bptt_plan_make
     f.restype = ctypes.c_int
     f.argtypes = [ctypes.c_char_p, sz, i64, i64, i64,
                   ctypes.POINTER(_Options), ctypes.POINTER(ctypes.POINTER(_Plan)),
                   ctypes.POINTER(_Stats), ctypes.POINTER(i64)]
-    plan_lib.bptt_plan_free.restype = None
-    plan_lib.bptt_plan_free.argtypes = [ctypes.POINTER(_Plan)]
-    plan_lib.bptt_strerror.restype = ctypes.c_char_p
-    plan_lib.bptt_strerror.argtypes = [ctypes.c_int]
-    plan_lib.bptt_units_from_bytes.restype = ctypes.c_int
-    plan_lib.bptt_units_from_bytes.argtypes = [ctypes.POINTER(_Units), i64, i64]
-    plan_lib.bptt_full_peak.restype = i64
-    plan_lib.bptt_full_peak.argtypes = [sz, i64, i64]
-    train_lib.bptt_budget_parse.restype = ctypes.c_int
-    train_lib.bptt_budget_parse.argtypes = [ctypes.c_char_p,
-                                            ctypes.POINTER(_Budget)]
-    train_lib.bptt_budget_bytes.restype = ctypes.c_int
-    train_lib.bptt_budget_bytes.argtypes = [ctypes.POINTER(_Budget), i64, i64,
-                                            ctypes.POINTER(i64)]
-    train_lib.bptt_budget_units.restype = ctypes.c_int
-    train_lib.bptt_budget_units.argtypes = [ctypes.POINTER(_Budget), i64, i64,
-                                            ctypes.POINTER(i64)]
-    train_lib.bptt_threads_cap.restype = ctypes.c_int
-    train_lib.bptt_threads_cap.argtypes = []
-    train_lib.bptt_threads_max.restype = ctypes.c_int
-    train_lib.bptt_threads_max.argtypes = []
+    lib.bptt_plan_free.restype = None
+    lib.bptt_plan_free.argtypes = [ctypes.POINTER(_Plan)]
+    lib.bptt_strerror.restype = ctypes.c_char_p
+    lib.bptt_strerror.argtypes = [ctypes.c_int]
+    lib.bptt_units_from_bytes.restype = ctypes.c_int
+    lib.bptt_units_from_bytes.argtypes = [ctypes.POINTER(_Units), i64, i64]
+    lib.bptt_full_peak.restype = i64
+    lib.bptt_full_peak.argtypes = [sz, i64, i64]
+    lib.bptt_budget_parse.restype = ctypes.c_int
+    lib.bptt_budget_parse.argtypes = [ctypes.c_char_p, ctypes.POINTER(_Budget)]
+    lib.bptt_budget_bytes.restype = ctypes.c_int
+    lib.bptt_budget_bytes.argtypes = [ctypes.POINTER(_Budget), i64, i64,
+                                      ctypes.POINTER(i64)]
+    lib.bptt_budget_units.restype = ctypes.c_int
+    lib.bptt_budget_units.argtypes = [ctypes.POINTER(_Budget), i64, i64,
+                                      ctypes.POINTER(i64)]
+    lib.bptt_threads_cap.restype = ctypes.c_int
+    lib.bptt_threads_cap.argtypes = []
+    lib.bptt_threads_max.restype = ctypes.c_int
+    lib.bptt_threads_max.argtypes = []
     global THREADS_MAX
-    THREADS_MAX = train_lib.bptt_threads_max()
-    _libs = (plan_lib, train_lib)
+    THREADS_MAX = lib.bptt_threads_max()
+    _libs = lib
     _cap_threads()
     return _libs
 
 
-# The most threads the libraries run (BPTT_THREADS_MAX, budget.h; what
+# The most threads the library runs (BPTT_THREADS_MAX, budget.h; what
 # `bptt plan --threads` takes), read from the library when it loads.
 THREADS_MAX = None
 # What OpenMP asked for when it was capped (an OMP_NUM_THREADS above
@@ -191,7 +190,7 @@ def _cap_threads():
     would end the process inside libgomp) at THREADS_MAX; a RuntimeWarning
     the first time it does."""
     global threads_capped_from
-    asked = _libs[1].bptt_threads_cap() if _libs else 0
+    asked = _libs.bptt_threads_cap() if _libs else 0
     if asked > THREADS_MAX and threads_capped_from is None:
         threads_capped_from = asked
         warnings.warn("bptt_msm: OMP_NUM_THREADS asks for %d threads; using "
@@ -200,7 +199,7 @@ def _cap_threads():
 
 
 def _strerror(rc):
-    return _libraries()[0].bptt_strerror(rc).decode()
+    return _library().bptt_strerror(rc).decode()
 
 
 # ---- arguments ---------------------------------------------------------------
@@ -220,7 +219,7 @@ def memory_bytes(memory, length, hidden_bytes, internal_bytes):
     --memory` and `bptt run --memory` take it: "200" or "200slots" (a slot
     is a hidden state), "5%" (of full BPTT's peak), "64MiB", "100000B".
     A share and slots are rounded down to whole planner units."""
-    plan_lib, train_lib = _libraries()
+    lib = _library()
     length = _whole("length", length, 1)
     hidden_bytes = _whole("hidden_bytes", hidden_bytes, 1)
     internal_bytes = _whole("internal_bytes", internal_bytes, 1)
@@ -243,7 +242,7 @@ def memory_bytes(memory, length, hidden_bytes, internal_bytes):
     if b"\0" in text:
         text = b"\xff"
     b = _Budget()
-    rc = train_lib.bptt_budget_parse(text, ctypes.byref(b))
+    rc = lib.bptt_budget_parse(text, ctypes.byref(b))
     if rc != _OK:
         raise ValueError(
             "bptt_msm: memory %r is not a budget%s: give bytes as an int "
@@ -252,23 +251,23 @@ def memory_bytes(memory, length, hidden_bytes, internal_bytes):
             "BPTT's memory ('5%%')"
             % (memory, " (out of range)" if rc == _ETOOBIG else ""))
     u = _Units()
-    rc = plan_lib.bptt_units_from_bytes(ctypes.byref(u), hidden_bytes,
+    rc = lib.bptt_units_from_bytes(ctypes.byref(u), hidden_bytes,
                                         internal_bytes)
     if rc != _OK:
         raise PlanError("bptt_msm: sizes %d and %d bytes: %s"
                         % (hidden_bytes, internal_bytes, _strerror(rc)))
     out = ctypes.c_int64()
     if b.kind == _BUDGET_BYTES:
-        rc = train_lib.bptt_budget_bytes(ctypes.byref(b), 0, hidden_bytes,
+        rc = lib.bptt_budget_bytes(ctypes.byref(b), 0, hidden_bytes,
                                          ctypes.byref(out))
         return out.value if rc == _OK else _too_big(memory, rc)
-    full = plan_lib.bptt_full_peak(length, u.hidden_units, u.internal_units)
+    full = lib.bptt_full_peak(length, u.hidden_units, u.internal_units)
     if full < 0:
         raise ValueError("bptt_msm: memory %r is a share of full BPTT's "
                          "memory, which for length %d and an internal state "
                          "of %d bytes does not fit in 64 bits; give bytes or "
                          "slots" % (memory, length, internal_bytes))
-    rc = train_lib.bptt_budget_units(ctypes.byref(b), u.hidden_units, full,
+    rc = lib.bptt_budget_units(ctypes.byref(b), u.hidden_units, full,
                                      ctypes.byref(out))
     if rc != _OK:
         return _too_big(memory, rc)
@@ -326,7 +325,7 @@ def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
     Chen's segment length (chen only; default ceil(sqrt(length))).
     Raises InfeasibleBudget naming the smallest feasible budget, PlanError,
     TypeError or ValueError for bad arguments."""
-    plan_lib, _ = _libraries()
+    lib = _library()
     if not isinstance(strategy, str):
         raise TypeError("bptt_msm: strategy must be a string (%s), not %s"
                         % (", ".join(STRATEGIES), type(strategy).__name__))
@@ -348,7 +347,7 @@ def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
     out = ctypes.POINTER(_Plan)()
     st = _Stats()
     least = ctypes.c_int64(-1)
-    rc = plan_lib.bptt_plan_make(strategy.encode(), length, hidden_bytes,
+    rc = lib.bptt_plan_make(strategy.encode(), length, hidden_bytes,
                                  internal_bytes, budget,
                                  ctypes.byref(opts) if opts else None,
                                  ctypes.byref(out), ctypes.byref(st),
@@ -374,7 +373,7 @@ def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
         acts = p.actions
         actions = tuple((OPS[acts[k].op], acts[k].step)
                         for k in range(p.n_actions))
-        full = plan_lib.bptt_full_peak(length, p.hidden_units,
+        full = lib.bptt_full_peak(length, p.hidden_units,
                                        p.internal_units)
         return Plan(strategy=strategy, length=length,
                     hidden_bytes=hidden_bytes, internal_bytes=internal_bytes,
@@ -386,4 +385,4 @@ def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
                     peak_bytes=st.peak_units * q,
                     full_peak_bytes=full * q if full >= 0 else None)
     finally:
-        plan_lib.bptt_plan_free(out)
+        lib.bptt_plan_free(out)

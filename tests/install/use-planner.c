@@ -1,5 +1,5 @@
 /* use-planner.c: a program of a library user, built against the installed
- * planner with `pkg-config --cflags --libs bpttplan` (tests/installcheck.sh).
+ * planner with `pkg-config --cflags --libs bpttcore` (tests/installcheck.sh).
  *
  *   use-planner STRATEGY T ALPHA BUDGET
  *

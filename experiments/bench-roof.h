@@ -5,7 +5,8 @@
  *     below the CPU's: a CPU newer than OpenBLAS knows, or the kernel set
  *     OPENBLAS_CORETYPE forces);
  *   - the CPU's FMA throughput on registers, which no GEMM can pass.
- * bench-train's peak is the larger of the two (doc/performance.md). */
+ * bench-train's peak is the larger of the two (results/performance-log.md,
+ * "Against oneDNN", its columns). */
 #ifndef BPTT_BENCH_ROOF_H
 #define BPTT_BENCH_ROOF_H
 

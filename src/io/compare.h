@@ -1,7 +1,8 @@
 /* compare.h: two or more plans timed against a reference inside one
  * process, each next to the reference, many times, so that the ratio of
  * their iteration times is trustworthy where timings taken in separate
- * processes (20-30% apart on shared machines) or far apart in one process
+ * processes (which differ widely on shared machines: doc/performance.md,
+ * "How to measure") or far apart in one process
  * (the machine's speed drifts over seconds) are not.
  *
  * The procedure (bptt_compare_run).  Every iteration is

@@ -90,29 +90,14 @@ static double share(const bptt_sample *s, int threads)
     return s->wall > 0 ? s->cpu / (s->wall * threads) : 1;
 }
 
-/* The threshold of disturbance, BPTT_SHARE_DISTURBED = 0.90, measured on
- * this project's 2-core build VM (2026-11-30) with `bptt run --cell lstm
- * --input 64 --hidden 256 --batch 32 --length 300 --iters 12`: the CPU
- * share of each timed iteration, two sets of runs ("others": the CPU the
- * machine's other processes used meanwhile; steal was 0 throughout):
- *
- *   quiet (others <= 0.07 cores), 1 thread   1.00 .. 1.00, 0.995 .. 1.00
- *                                             (0.164, 0.169 s/iter)
- *   quiet, 2 threads                          0.98 .. 1.01, 0.99 .. 1.01
- *                                             (0.116, 0.125 s/iter)
- *   a busy loop (sh), 1 thread                0.99 .. 1.00 (it takes the
- *                                             other core; 0.162-0.177 s);
- *                                             0.86, 0.71, 0.50 once others'
- *                                             builds joined
- *   a busy loop, 2 threads                    0.33 .. 0.66 (0.63-1.29 s)
- *   a busy loop pinned to CPU 0, 2 threads    0.31 .. 0.68 (0.48 s)
- *   others' builds (0.5-0.8 cores), 1 thread  0.90 .. 1.00 (0.21-0.27 s)
- *   others' builds, 2 threads                 0.64 .. 0.86 (0.25-0.30 s)
- *
- * No quiet iteration fell below 0.978 and no disturbed 2-thread one rose
- * above 0.86: 0.90 lies in the gap.  A 1-thread run that other processes
- * slow through the shared caches and memory (or a hyperthread sibling)
- * keeps its CPU and its share (0.90-1.00 while 30-60% slower): no share
+/* The threshold of disturbance, BPTT_SHARE_DISTURBED = 0.90: an iteration
+ * whose CPU share (CPU seconds over wall seconds x threads) falls below it
+ * shared its cores with other work.  It lies in the gap, measured with
+ * `bptt run`, between the shares of iterations on a quiet machine and
+ * those of 2-thread iterations beside other processes' load (the runs:
+ * doc/run.md, "Timing and its disturbance").  A
+ * 1-thread run that other processes slow through the shared caches and
+ * memory (or a hyperthread sibling) keeps its CPU and its share: no share
  * threshold tells it apart, seconds_trend and seconds_min/max do.  A
  * problem too small for OpenBLAS to thread runs one thread at --threads 2
  * (share near 0.5: every iteration counts as disturbed). */

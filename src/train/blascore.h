@@ -4,7 +4,8 @@
  * A DYNAMIC_ARCH OpenBLAS picks its kernels from cpuid when it loads.  An
  * OpenBLAS older than the CPU does not know it and falls back to old
  * kernels (Debian 12's 0.3.21 runs its SSE3 "Prescott" set on Intel family
- * 6 model 207, and its SGEMM 2-3x slower).  The environment variable
+ * 6 model 207, far below that CPU's rate: doc/performance.md, "What limits
+ * it").  The environment variable
  * OPENBLAS_CORETYPE overrides its choice, and is read only when the library
  * loads: a program that wants other kernels must start again with it set.
  * bptt_blas_reexec does that, once, when nobody set it and OpenBLAS chose

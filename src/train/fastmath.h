@@ -9,8 +9,9 @@
  * (__builtin_fmaf, one rounding each: an instruction wherever the cells'
  * rows are compiled for AVX2 or AVX-512, the C library's fmaf, still
  * exact, for a target without FMA), so every width gives the same bits,
- * and the rows take a fifth less time than with a multiply and an add
- * apart (doc/performance.md).  Every function is deterministic, and forward
+ * and the rows run fewer instructions than with a multiply and an add
+ * apart (results/performance-log.md, "Four k a pass, and exp on fused
+ * multiply-adds").  Every function is deterministic, and forward
  * ops and recomputations call the same code, so recomputed states stay
  * bit-identical.  The double build (finite-difference tests) uses the C
  * library, so the derivatives it checks are those of the exact functions.

@@ -29,8 +29,9 @@ void bptt_gemm_concat(const bptt_cell_ws *ws, real *xh, const real *x,
 
 /* ---- per-step GEMMs ---------------------------------------------------------
  * A step multiplies a few rows (M = B) by a weight matrix that stays the
- * same all iteration.  OpenBLAS packs that matrix on every call, which
- * took about a fifth of an iteration; on x86-64 with AVX-512, or AVX2 and
+ * same all iteration.  OpenBLAS packs that matrix on every call, work
+ * repeated at every step (results/performance-log.md, "What made it
+ * fast"); on x86-64 with AVX-512, or AVX2 and
  * FMA, we use a kernel of our own instead, which reads the weights packed
  * once per iteration (bptt_cell_pack_weights: W^T for the forward op, W's
  * h columns for dh_prev) or, for dx, where they lie (W's rows).  The

@@ -60,8 +60,10 @@ size_t bptt_gemm_l2_bytes(void);
 
 /* The weight gradient (a product with atrans) takes its k in chunks of
  * bptt_gemm_wgrad_k_rows(N) rows, N Bm's columns: those rows fill a
- * quarter of the core's L2 (at 2 MiB, half of it stalled on L2 misses;
- * doc/performance.md), 8 to BPTT_GEMM_KC_MAX (which sizes the kernel's
+ * quarter of the core's L2 (a larger chunk no longer stays in L2 beside
+ * the rest, a smaller one stores and reloads dW more often;
+ * results/performance-log.md, "Asking for the next panel"), 8 to
+ * BPTT_GEMM_KC_MAX (which sizes the kernel's
  * copy of A).  Each tile goes on from the C it stored, so the chunks do
  * not change a bit of the result. */
 #define BPTT_GEMM_KC_MAX 256

@@ -35,8 +35,10 @@
 #endif
 #define MR 8
 #define NV 2
-/* four k a pass: the counting for the next panel, once a k, had cost
- * 4-12% of dh_prev's rate (doc/performance.md) */
+/* four k a pass: counting the rows due for the next panel once a k (a
+ * counter, a compare and a branch for every 16 multiply-adds) held back
+ * dh_prev above all (results/performance-log.md, "Four k a pass, and exp
+ * on fused multiply-adds") */
 #define KU 4
 
 #elif defined(KISA_AVX2)
@@ -73,8 +75,10 @@
 #define NV 2
 /* one: the 12 accumulators, the 2 B vectors and the broadcast take 15 of
  * the 16 registers, and with two k a pass (or four) GCC kept one
- * accumulator on the stack and copied registers between the passes (on a
- * Zen 5 core the step products ran 1.26 to 1.33 times slower) */
+ * accumulator on the stack and copied registers between the passes: a
+ * store and a load in that sum's chain every pass, which slowed the step
+ * products (results/performance-log.md, "Masks and registers, on a Zen 5
+ * core") */
 #define KU 1
 
 #else

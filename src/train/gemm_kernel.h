@@ -110,8 +110,9 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
     unsigned ahead_in = 0; /* k since the last row asked for */
     /* KU k a pass in full panels' tiles of MR or MR - 1 rows (those of
        B = 32), one in the others, which seldom run: KU in all 32
-       instances of a set made the sanitizer build of gemm.c take twice
-       as long */
+       instances of a set made gemm.c far slower to compile, above all
+       with the sanitizers (results/performance-log.md, "Four k a pass,
+       and exp on fused multiply-adds") */
     const size_t ku = full && mr >= MR - 1 ? KU : 1;
     const size_t ldc = g->ldc, ldb = g->ldb;
     real *C = g->C + i * ldc + p * KNR;
@@ -124,11 +125,12 @@ KFN(tile)(const int mr, const int at, const int full, const gemm_args *g,
             KUNROLL for (int v = 0; v < NV; v++)
                 __builtin_prefetch(C + r * ldc + v * VL, 1, 3);
     /* The weight gradient's tiles (at) load and store C without masks
-       where the panel is full: with masks, on a Zen 5 core, its product
-       ran 1.2 to 1.4 times slower on AVX-512 and 1.2 on AVX2 (each half,
-       the loads and the stores, about half of that).  The step products'
-       tiles keep them: unmasked there, the same core ran no faster, and
-       GCC gave AVX2's loops more register moves (gates 12% slower). */
+       where the panel is full: the masked loads and stores of C, with
+       every lane on, cost that product a large share of its time.  The
+       step products' tiles keep them: unmasked there they ran no faster,
+       and GCC gave AVX2's loops more register moves (the figures:
+       results/performance-log.md, "Masks and registers, on a Zen 5
+       core"). */
     const int whole = at && full;
     KUNROLL for (int r = 0; r < mr; r++)
         KUNROLL for (int v = 0; v < NV; v++)
@@ -205,8 +207,9 @@ KTARGET static int KFN(panel_masks)(const gemm_args *g, size_t p,
 /* The M rows of a panel go to per = ceil(M / MR) tiles whose heights
  * differ by one at most: tile r starts at row r M / per.  (Tiles of MR
  * rows and a rest would leave 32 rows on AVX2 as 6, 6, 6, 6, 6 and 2, and
- * the tile of 2, with 4 sums to keep the FMA units busy, ran at a third
- * of the others' rate.) */
+ * the tile of 2 has only 4 sums to keep two FMA units busy, each waiting
+ * for its previous multiply-add: results/performance-log.md, "Asking for
+ * the next panel".) */
 static inline size_t KFN(tile_row)(size_t r, size_t M, size_t per)
 {
     return r * M / per;
@@ -242,7 +245,8 @@ KTARGET static void KFN(tile_range_n)(const gemm_args *g, size_t first,
         /* If the next panel is this thread's too, tile r of this one asks
            for its rows from ceil(r K / per) on, one every per k: the
            panel's tiles together ask for all of it, evenly, while they
-           work (doc/performance.md, "Asking for the next panel"). */
+           work (results/performance-log.md, "Asking for the next
+           panel"). */
         const size_t r = k % per, i = KFN(tile_row)(r, g->M, per);
         const int next = (p + 1) * per < last;
         KFN(tile_at)(0, g, i, KFN(tile_row)(r + 1, g->M, per) - i, p, mask,

@@ -60,7 +60,7 @@ static int team_worth(const bptt_model *m)
  * every step.  So by rows where all of them (every layer's packed
  * weights and the output layer's two copies) fit in three quarters of a
  * core's L2, and each thread has a tile's height of rows at least
- * (doc/performance.md, "Rows or columns"). */
+ * (results/performance-log.md, "Rows or columns"). */
 int bptt_model_steps_by_rows(const bptt_model *m, int P)
 {
     if (P < 2 || m->B / (size_t)P < bptt_gemm_mr(m->ws[0].kernel))

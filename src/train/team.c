@@ -132,8 +132,9 @@ int bptt_team_alone(int par)
 void bptt_team_run(bptt_team_fn fn, void *arg, int par)
 {
     /* a part given one thread runs here, without a region: a region of
-       one thread and its barriers cost about a microsecond each on a
-       2-core VM, a few percent of a step at H = 256 */
+       one thread and its barriers are pure overhead, a few percent of a
+       short step (results/performance-log.md, "One thread opens no
+       region") */
     if (bptt_team_alone(par)) {
         const int was = alone;
         alone = 1;

@@ -1,17 +1,17 @@
 /* team.h: inside src/train only: threads held for a whole run of steps.
  *
- * Opening an OpenMP parallel region costs a few microseconds (on a
- * 2-core VM, 2.6 us before the second thread starts and 3.1 us a region
- * in all; an OpenMP barrier 1.5 us), and a training step on the kernel's
- * path is one region of some tens of microseconds.  bptt_team_hold opens
- * one region for a whole run of steps: the calling thread runs the body
- * (the executor), while the others wait, spinning, for the parts the
- * body hands them with bptt_team_run, and meet at bptt_team_barrier;
- * both are a store and a load on one cache line each.  Where no team is
- * held, bptt_team_run opens an OpenMP region as before, so the parts run
- * the same code with the same thread numbers either way, and their
- * results have the same bits (doc/performance.md, "A team held for the
- * run"). */
+ * Opening an OpenMP parallel region, and meeting at an OpenMP barrier,
+ * costs a sizeable share of a training step on the kernel's path, which
+ * is one short region: too much to pay at every step (the figures:
+ * results/performance-log.md, "A team held for the run").  So
+ * bptt_team_hold opens one region for a whole run of steps: the calling
+ * thread runs the body (the executor), while the others wait, spinning,
+ * for the parts the body hands them with bptt_team_run, and meet at
+ * bptt_team_barrier; both are a store and a load on one cache line each.
+ * Where no team is held, bptt_team_run opens an OpenMP region as before,
+ * so the parts run the same code with the same thread numbers either
+ * way, and their results have the same bits (results/performance-log.md,
+ * "A team held for the run"). */
 #ifndef BPTT_TRAIN_TEAM_H
 #define BPTT_TRAIN_TEAM_H
 

@@ -185,7 +185,7 @@ int main(int argc, char **argv)
     printf("# made by experiments/fig2-chen-ratio-data");
     for (int i = 1; i < argc; i++)
         printf(" %s", argv[i]);
-    printf(" (libbpttplan): msm and ism from one cost table per (strategy, "
+    printf(" (libbpttcore): msm and ism from one cost table per (strategy, "
            "alpha) at t = %zu serving every shorter t, budgets up to Chen's "
            "memory there times %g (msm) and %g (ism):", top, 1 + margin[0],
            1 + margin[1]);

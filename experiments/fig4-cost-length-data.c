@@ -113,7 +113,7 @@ int main(int argc, char **argv)
     printf("# made by experiments/fig4-cost-length-data");
     for (int i = 1; i < argc; i++)
         printf(" %s", argv[i]);
-    printf(" (libbpttplan): one cost table per strategy at t = %zu, budgets "
+    printf(" (libbpttcore): one cost table per strategy at t = %zu, budgets "
            "up to %" PRId64 ", serving every (t, m); built in %.1f s (msm) "
            "and %.1f s (hsm); the hsm table differs from the binomial closed "
            "form at %d of %zu points\n",

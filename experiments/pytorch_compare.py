@@ -43,6 +43,42 @@ TOL = 1e-4
 TINY = 1e-30
 
 
+class new_beside:
+    """A file written whole as path: a temporary that mkstemp makes beside
+    it (a fresh name, made exclusively: a link planted at a name guessed in
+    that folder is never written through), given the mode a new file gets
+    under the umask, and renamed over path when the with-block ends
+    without an exception (removed when it raises)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        fd, self.tmp = tempfile.mkstemp(
+            dir=os.path.dirname(self.path) or ".",
+            prefix="." + os.path.basename(self.path) + ".", suffix=".tmp")
+        try:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.fchmod(fd, 0o666 & ~mask)
+            self.f = os.fdopen(fd, "w")
+        except BaseException:
+            os.close(fd)
+            os.unlink(self.tmp)
+            raise
+        return self.f
+
+    def __exit__(self, kind, value, tb):
+        try:
+            self.f.close()
+            if kind is None:
+                os.replace(self.tmp, self.path)
+        finally:
+            if os.path.lexists(self.tmp):
+                os.unlink(self.tmp)
+        return False
+
+
 def perm_rows(H):
     """Rows of our LSTM W0 in PyTorch's gate order: [i, f, g, o] <- [i, f,
     o, g].  The block permutation swaps blocks 2 and 3, so it is its own
@@ -386,15 +422,13 @@ def timing(a):
     os.makedirs(a.outdir, exist_ok=True)
     path = os.path.join(a.outdir, "pytorch-compare.csv" if a.cell == "lstm"
                         else "pytorch-compare-%s.csv" % a.cell)
-    tmp = path + ".tmp.%d" % os.getpid()
-    with open(tmp, "w") as f:
+    with new_beside(path) as f:
         f.write(comment + "\n" + ",".join(hdr) + "\n")
         for r in rows:
             f.write("%s,%.6f,%.4f,%.3f,%d,%s,%s,%s,%.2f,%.2f\n" % (
                 r["impl"], r["s"], r["s"] / ref, r["fwd"], r["rss"],
                 r.get("rss_growth", ""), r.get("ckpt", ""),
                 r.get("tracked", ""), r["steal"], r["wall"]))
-    os.replace(tmp, path)
     print()
     print(comment)
     print("%-38s %8s %8s %8s %9s %9s %9s %7s" % (

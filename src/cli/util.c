@@ -392,6 +392,11 @@ int cli_check_output(const char *cmd, const char *opt, const char *path,
     case BPTT_OUTPUT_NOT_FILE:
         return cli_error(EXIT_USAGE, cmd, "%s: '%s' exists and is not a "
                          "regular file (name a file to write)", opt, path);
+    case BPTT_OUTPUT_LINK:
+        return cli_error(EXIT_USAGE, cmd, "%s: '%s' is a symbolic link, "
+                         "which bptt neither writes through nor replaces; "
+                         "name a %s that is not a link, or remove the link",
+                         opt, path, is_dir ? "directory" : "file");
     case BPTT_OUTPUT_NO_DIR:
         return cli_error(EXIT_USAGE, cmd, "%s: the directory of '%s' does not "
                          "exist (make it first)", opt, path);

@@ -158,6 +158,20 @@ int bptt_output_checked(const char *path, int is_dir, bptt_output_check *c)
     struct stat sb;
     if (stat(path, &sb) != 0 && errno == ENAMETOOLONG)
         return BPTT_OUTPUT_DIR_NAME_LONG;
+    /* a link where the output goes, dangling or not: stat() follows it
+     * (a dangling one looks absent), and the output would fail on it only
+     * at the end (link(): EEXIST, mkdir: EEXIST, a directory's rename:
+     * ENOTDIR) or replace the link (rename) rather than write the file
+     * the user meant; lstat() of the name without trailing slashes, which
+     * would make it follow the link */
+    char name[4096];
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    memcpy(name, path, len);
+    name[len] = '\0';
+    if (lstat(name, &sb) == 0 && S_ISLNK(sb.st_mode))
+        return BPTT_OUTPUT_LINK;
     if (stat(path, &sb) == 0) {
         if (is_dir && !(S_ISDIR(sb.st_mode) && empty_dir(path)))
             return BPTT_OUTPUT_NOT_EMPTY;

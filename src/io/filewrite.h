@@ -50,6 +50,9 @@ enum bptt_output_problem {
     BPTT_OUTPUT_NOT_EMPTY,     /* is_dir: exists, not an empty directory */
     BPTT_OUTPUT_NOT_FILE,      /* exists, not a regular file (a rename
                                   would replace a directory or a device) */
+    BPTT_OUTPUT_LINK,          /* a symbolic link, dangling or not: never
+                                  written through nor replaced, even where
+                                  --force replaces a regular file */
     BPTT_OUTPUT_NO_DIR,        /* its directory does not exist */
     BPTT_OUTPUT_NO_WRITE       /* its directory is not writable (err) */
 };
@@ -62,7 +65,9 @@ typedef struct {
 
 /* Whether path (with is_dir: a directory, else a file) can take an output
  * written whole at the end, checked before any work: the name is not
- * empty; if it exists it is a regular file (is_dir: an empty directory);
+ * empty; it is not a symbolic link (dangling or not: the final rename or
+ * link would fail on it, or replace a link the user made, only after the
+ * work); if it exists it is a regular file (is_dir: an empty directory);
  * its directory exists and is writable; the name, with what the writers
  * add to it (BPTT_OUTPUT_SUFFIX), fits the file system's limits.  Returns
  * BPTT_OUTPUT_OK or the first problem, with *c filled. */

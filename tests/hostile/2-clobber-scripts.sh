@@ -104,3 +104,26 @@ else
         else hpass; fi
     fi
 fi
+# a link where the job log goes, given or the default name (the list's
+# name and checksum: one another user can guess), dangling or to an empty
+# file: parallel would append through it; refused, nothing run or made
+for where in given default; do
+    for kind in dangling empty; do
+        hcase "sweep-parallel: a link ($kind) at the $where --joblog is refused, its target untouched"
+        if ! parallel --version 2>/dev/null | head -n 1 | grep -q '^GNU parallel'; then hskip "GNU parallel is not installed"; continue; fi
+        rm -f ran.* nowhere victim log.txt jobs.txt.*.joblog
+        if [ "$where" = given ]; then log=log.txt; set -- --joblog log.txt
+        else log=jobs.txt.$(cksum <jobs.txt | cut -d ' ' -f 1).joblog; set --; fi
+        if [ "$kind" = dangling ]; then ln -s nowhere "$log"; else : >victim; ln -s victim "$log"; fi
+        hrun -t 60 sh "$SRCDIR/scripts/sweep-parallel" "$@" jobs.txt
+        if expect_refusal 2; then
+            if [ -e ran.0 ]; then hfail "the job ran"
+            elif [ -e nowhere ]; then hfail "the dangling link's target was made"
+            elif [ "$kind" = empty ] && [ -s victim ]; then hfail "the link's target was written: $(shown victim)"
+            elif [ ! -L "$log" ]; then hfail "the link was replaced"
+            elif ! grep -q 'is a symbolic link' err; then hfail "says: $(shown err)"
+            else hpass; fi
+        fi
+        rm -f "$log"
+    done
+done

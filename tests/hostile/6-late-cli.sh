@@ -24,3 +24,63 @@ for name in "$long.jsonl" "$deep"; do
     hrun "$BPTT" sweep --length 100 --memory 5% --out s.jsonl --jobs "$name"
     expect_refusal 2 && hpass
 done
+
+# A symbolic link where an output goes, dangling or not: the output would
+# fail on it only at the end (or replace the link, or write through it),
+# so it is refused before any work, exit 2, one line naming the link;
+# --force (which replaces a regular file) does not make it an output
+# either.  The link's target is neither written nor created.
+SMALL="run --length 50 --hidden 8 --batch 2 --iters 1"
+# link_refused: the case's command (hrun) refused the link in one line,
+# wrote nothing and left the link and its target as they were
+link_refused() {
+    expect_refusal 2 || return 1
+    if ! grep -q "is a symbolic link" err; then hfail "says: $(shown err)"
+    elif [ -e nowhere ] || [ -L nowhere ]; then hfail "the dangling link's target was made"
+    elif [ "$(cat victim)" != precious ]; then hfail "the link's target was written"
+    elif [ -n "$(ls -A victim.d)" ]; then hfail "the linked directory was written: $(ls -A victim.d | tr '\n' ' ')"
+    elif [ "$(ls -A | grep -v '^\(out\|err\|victim\|victim\.d\|link\)$')" ]; then
+        hfail "left: $(ls -A | grep -v '^\(out\|err\|victim\|victim\.d\|link\)$' | tr '\n' ' ')"
+    elif [ ! -L link ]; then hfail "the link was replaced"
+    else hpass; fi
+}
+# plant KIND: ./link, dangling (to ./nowhere), to the file ./victim, or
+# to the empty directory ./victim.d
+plant() {
+    rm -rf ./* && echo precious >victim && mkdir victim.d
+    case $1 in
+    dangling) ln -s nowhere link ;;
+    file) ln -s victim link ;;
+    dir) ln -s victim.d link ;;
+    esac
+}
+for opt in --trace --memory-trace --dump-grads; do
+    for kind in dangling file dir; do
+        hcase "bptt run $opt <a link, $kind>: refused before the run"
+        plant "$kind"
+        # shellcheck disable=SC2086
+        hrun -t 20 "$BPTT" $SMALL "$opt" link
+        link_refused
+    done
+done
+hcase "bptt run --dump-grads <a dangling link with a trailing slash>: refused"
+plant dangling
+# shellcheck disable=SC2086
+hrun -t 20 "$BPTT" $SMALL --dump-grads link/
+link_refused
+SW="sweep --strategy msm --length 50 --memory 50%"
+for force in "" --force; do
+    for kind in dangling file; do
+        hcase "bptt sweep ${force:+$force }--out <a link, $kind>: refused before any point"
+        plant "$kind"
+        # shellcheck disable=SC2086
+        hrun "$BPTT" $SW --out link $force
+        link_refused
+        hcase "bptt sweep ${force:+$force }--jobs <a link, $kind>: refused"
+        plant "$kind"
+        # shellcheck disable=SC2086
+        hrun "$BPTT" $SW --out s.jsonl --jobs link $force
+        link_refused
+    done
+done
+rm -rf ./*

@@ -154,6 +154,32 @@ else
     else expect_refusal 2 && hpass; fi
 fi
 
+# -j: a value that is not a number of jobs is a usage error (exit 2, one
+# line naming it), before any job runs: not GNU parallel's message and
+# exit 1 after the list was checked (parallel not needed to see it)
+for j in abc 0 2x 5.5 '' 1234567 0%; do
+    hcase "sweep-parallel: -j '$j' is refused in one line before any job"
+    clean; rm -f good.txt.*.joblog
+    sp -j "$j" good.txt
+    if ls ran.* >/dev/null 2>&1 || [ -e merged ]; then hfail "jobs ran"
+    elif ls good.txt.*.joblog >/dev/null 2>&1; then hfail "a job log was written"
+    elif expect_refusal 2; then
+        if grep -q "^sweep-parallel: -j '$j' is not a number of jobs; give N" err; then hpass
+        else hfail "says: $(shown err)"; fi
+    fi
+done
+# the forms kept reach parallel and run the jobs
+for j in 3 +0 -1 50%; do
+    hcase "sweep-parallel: -j '$j' runs the jobs"
+    if ! parallel --version 2>/dev/null | head -n 1 | grep -q '^GNU parallel'; then hskip "GNU parallel is not installed"; continue; fi
+    clean; rm -f good.txt.*.joblog
+    sp -j "$j" good.txt
+    if [ "$hrc" -ne 0 ]; then hfail "exit $hrc: $(shown err)"
+    elif [ ! -e merged ] || [ ! -e ran.3 ]; then hfail "not run"
+    else hpass; fi
+done
+clean; rm -f good.txt.*.joblog
+
 # ---- experiments/reproduce and scripts/headline, as copies --------------------------
 # tree/: reproduce and headline copied, every driver a stand-in that
 # writes its name into the output folder, or fails when named in FAIL_STEP

@@ -807,6 +807,26 @@ START_TEST(test_npy_write)
               a_le, sizeof a_le);
     dir_listing(listing, sizeof listing);
     ck_assert_str_eq(listing, "a.npy|b.npy|c.npy");
+
+    /* a link planted at the temporary name (its pid guessed) is not
+     * written through: the victim keeps its bytes, the file is written */
+    char victim[PATH_MAX], tmp[PATH_MAX + 32];
+    path_in(victim, sizeof victim, "victim");
+    write_file(victim, "keep", 4);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", p2, (long)getpid());
+    ck_assert_int_eq(symlink(victim, tmp), 0);
+    ck_assert_int_eq(bptt_npy_write(p2, b, BPTT_NPY_I4, s5, 1), 0);
+    char kept[8] = "";
+    FILE *v = fopen(victim, "rb");
+    ck_assert_ptr_nonnull(v);
+    ck_assert_uint_eq(fread(kept, 1, sizeof kept, v), 4);
+    fclose(v);
+    ck_assert(memcmp(kept, "keep", 4) == 0);
+    struct stat sb;
+    ck_assert_int_eq(lstat(tmp, &sb), -1); /* the link is gone too */
+    ck_assert_int_eq(lstat(p2, &sb), 0);
+    ck_assert(S_ISREG(sb.st_mode));
+    ck_assert_int_eq(unlink(victim), 0);
 }
 END_TEST
 

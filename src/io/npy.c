@@ -157,8 +157,15 @@ int bptt_npy_write(const char *path, const void *data, int dtype,
     }
     snprintf(tmp, tmp_cap, "%s.tmp.%ld", path, (long)getpid());
 
+    /* "x": created here or not at all, so a link or file planted at the
+     * temporary name is never written through (one left by a dead
+     * process of the same pid is removed, then the name taken anew) */
     errno = 0;
-    FILE *f = fopen(tmp, "wb");
+    FILE *f = fopen(tmp, "wbx");
+    if (!f && errno == EEXIST && unlink(tmp) == 0) {
+        errno = 0;
+        f = fopen(tmp, "wbx");
+    }
     if (!f) {
         err = errno ? errno : EIO;
         free(tmp);

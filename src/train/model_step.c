@@ -318,6 +318,34 @@ void bptt_model_flush_block(bptt_model *m)
     m->wgrad_bias_slots = 0;
 }
 
+/* The gradients an iteration starts from, and the last block flushed and
+ * the bias sums written out at its end (model.h). */
+void bptt_model_zero_grads(bptt_model *m)
+{
+    memset(m->grads, 0, m->n_params * sizeof(real));
+    memset(m->dbias, 0,
+           (m->L * m->cell->gates * m->H + m->V) * sizeof(double));
+    m->wgrad_rows = 0;
+    m->wgrad_bias_slots = 0;
+}
+
+void bptt_model_finish_grads(bptt_model *m)
+{
+    if (m->wgrad_rows)
+        bptt_model_flush_block(m);
+    if (m->cell->zero_fixed) /* entries the cell keeps at zero (GRU) */
+        for (size_t l = 0; l < m->L; l++)
+            m->cell->zero_fixed(m->ws[l].X, m->H,
+                                m->grads + m->tensor[2 * l].offset);
+    for (size_t l = 0; l <= m->L; l++) {
+        const bptt_tensor *t = &m->tensor[2 * l + 1]; /* b_l, then bo */
+        const double *acc = dbias_of(m, l);
+        real *g = m->grads + t->offset;
+        for (size_t j = 0; j < t->rows; j++)
+            g[j] = (real)acc[j];
+    }
+}
+
 /* this step's rows in the weight-gradient blocks: [1, K] is a block, then
  * [K+1, 2K], ... whatever the plan */
 static size_t wgrad_slot(bptt_model *m, size_t i)

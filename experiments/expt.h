@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "budget.h" /* bptt_parse_whole */
+#include "numbers.h" /* bptt_parse_whole */
 
 static inline double expt_now(void)
 {

@@ -14,6 +14,7 @@
 
 #include "bptt.h"
 #include "budget.h"
+#include "numbers.h"
 #include "grid.h"
 #include "json.h"
 #include "records.h"

@@ -48,34 +48,10 @@ typedef struct {
 /* The largest slot count a budget may give (a bound every caller can add
  * a few of without overflow). */
 #define BPTT_BUDGET_MAX_SLOTS (INT64_MAX / 4)
-/* The largest budget in bytes (2 EiB less a byte), and the most decimals
- * a byte budget's number may have (0.5KiB, 1.25MiB: 19 are exact at any
+/* The largest budget in bytes (2 EiB less a byte).  A byte budget's number
+ * may have up to 19 decimals (0.5KiB, 1.25MiB: 19 are exact at any
  * unit). */
 #define BPTT_BUDGET_MAX_BYTES BPTT_BUDGET_MAX_SLOTS
-#define BPTT_BUDGET_MAX_DECIMALS 19
-
-/* A decimal integer filling text[0..n) (an optional '-', digits; no '+',
- * space or other byte): 0; -1 when it is not one; -2 when it is beyond
- * int64.  The one integer reader of the command line's options too. */
-int bptt_parse_whole(const char *text, size_t n, int64_t *out);
-
-/* A non-negative decimal number filling text[0..n): digits with at most
- * one point ("2.5", ".5", "3."), read the same in every locale (in the C
- * locale, whatever LC_NUMERIC the caller set); no sign, space, exponent, hex,
- * "inf" or "nan".  0 with *out, or -1 when it is not one. */
-int bptt_parse_decimal(const char *text, size_t n, double *out);
-
-/* A non-negative number in decimal notation with an optional exponent
- * ("0.001", "1e-3", "2.5E+2"; the whole string), read the same in every
- * locale; no sign, space, hex, "inf" or "nan".  0 with *out, or -1 when it
- * is not one (or out of a double's range). */
-int bptt_parse_real(const char *text, double *out);
-
-/* What is wrong with a number as written, in words, when it is one of
- * the forms people try that are not read ("0x10KiB": "hexadecimal is
- * not read"; "2,5%": a comma; "inf", "nan"; "1e3"): a static string, or
- * NULL when none of those. */
-const char *bptt_number_trouble(const char *text);
 
 /* The most threads anything runs (--threads, and OMP_NUM_THREADS, which
  * is capped to it: a huge value would end the process in libgomp). */
@@ -118,6 +94,47 @@ int bptt_budget_slots(const bptt_budget *b, int64_t full_slots,
  * BPTT_ETOOBIG above BPTT_BUDGET_MAX_SLOTS bytes. */
 int bptt_budget_bytes(const bptt_budget *b, int64_t full_bytes,
                       int64_t slot_bytes, int64_t *out);
+
+/* ---- a budget resolved: the one resolution of every command and of
+ * Python ---------------------------------------------------------------- */
+
+/* What a budget is resolved against: the plan's length, the units of its
+ * two states (a slot, a hidden state, is hidden_units units), and the
+ * bytes of a unit where the byte sizes are known (bptt_units_from_bytes);
+ * quantum 0 where they are not (`bptt plan --alpha`), and a budget in
+ * bytes is then refused. */
+typedef struct {
+    size_t length;
+    int64_t hidden_units, internal_units;
+    int64_t quantum;
+} bptt_budget_sizes;
+
+/* Flags of bptt_budget_resolve: a bare number ("200") refused (is it
+ * slots or bytes?), as `bptt run` wants a unit. */
+#define BPTT_BUDGET_UNIT_REQUIRED 1
+
+/* Everything a caller needs of one budget. */
+typedef struct {
+    bptt_budget given;   /* the text as parsed */
+    int64_t units;       /* the budget in units, rounded down */
+    int64_t bytes;       /* in bytes: as written for a budget in bytes, else
+                            units * quantum; -1 without a quantum */
+    int64_t full_units;  /* full BPTT's peak in units (bptt_full_peak) */
+    /* The most a plan under the budget ever stores, in units: the budget,
+     * or full BPTT's peak and a hidden state where the budget is more */
+    int64_t held_units;
+} bptt_budget_resolved;
+
+/* Resolves the budget text (`--memory`, a sweep's memory value, Python's
+ * memory=) against z: BPTT_OK and *out; else BPTT_EINVAL (not a budget
+ * here: its form, bytes without byte sizes, slots that are no whole number
+ * of units, a bare number where a unit is required) or BPTT_ETOOBIG (one,
+ * but beyond what can be planned), with why[cap] (cap > 0) saying what is
+ * wrong and what would work, the text as given quoted, in words for a
+ * person: a caller puts the option's name in front. */
+int bptt_budget_resolve(const char *text, const bptt_budget_sizes *z,
+                        int flags, bptt_budget_resolved *out, char *why,
+                        size_t cap);
 
 /* units as slots of unit units each: "12", or "3496.5" when not whole
  * (at most 6 decimals, no trailing zeros), into buf; returns buf. */

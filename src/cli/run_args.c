@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "budget.h"
+#include "numbers.h"
 #include "cli.h"
 #include "model.h"
 #include "run.h"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "budget.h"
+#include "numbers.h"
 #include "cell.h"
 #include "cli.h"
 #include "io/filewrite.h"

@@ -1,6 +1,8 @@
 /* budget.c: memory budgets as people write them (see budget.h). */
 #define _GNU_SOURCE /* strtod_l */
 #include <locale.h>
+#include <math.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,137 +16,10 @@
 
 #include "bptt.h"
 #include "budget.h"
+#include "numbers.h"
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* The C locale's numbers, made once (glibc hands out its static C locale
- * object: no allocation); (locale_t)0 when it cannot be had. */
-static locale_t c_numeric(void)
-{
-    static locale_t c;
-    if (!c)
-        c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    return c;
-}
-
-int bptt_parse_real(const char *text, double *out)
-{
-    /* digits with at most one point, then an optional exponent: e or E,
-     * an optional sign, digits; nothing else (no hex, "inf", "nan", sign
-     * or space) */
-    const char *q = text;
-    size_t mant = 0;
-    while (is_digit(*q) || *q == '.')
-        q++, mant++;
-    double m;
-    if (bptt_parse_decimal(text, mant, &m) != 0)
-        return -1;
-    if (*q == 'e' || *q == 'E') {
-        q++;
-        if (*q == '+' || *q == '-')
-            q++;
-        if (!is_digit(*q))
-            return -1;
-        while (is_digit(*q))
-            q++;
-    }
-    if (*q || q - text > 60)
-        return -1;
-    const locale_t c = c_numeric();
-    if (!c)
-        return -1;
-    errno = 0;
-    const double v = strtod_l(text, NULL, c);
-    if (errno == ERANGE || !(v == v) || v > 1.7e308)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int bptt_parse_decimal(const char *text, size_t n, double *out)
-{
-    /* digits and at most one point, read here and not by strtod: strtod
-     * follows LC_NUMERIC (a German locale wants "2,5") and reads hex,
-     * exponents, "inf" and "nan" */
-    uint64_t mant = 0;
-    int digits = 0, points = 0, scale = 0, sig = 0, dropped = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char c = text[i];
-        if (c == '.') {
-            if (++points > 1)
-                return -1;
-            continue;
-        }
-        if (!is_digit(c))
-            return -1;
-        digits++;
-        if (sig == 0 && c == '0') { /* leading zeros count for nothing */
-            scale += points;
-            continue;
-        }
-        if (sig < 19) {
-            mant = mant * 10 + (uint64_t)(c - '0');
-            sig++;
-            scale += points;
-        } else if (!points) {
-            dropped++; /* a whole digit beyond 19: the value * 10 */
-        }
-    }
-    if (!digits)
-        return -1;
-    /* correctly rounded by strtod in the C locale, whatever the caller's */
-    const locale_t c = c_numeric();
-    if (c && n < 64) {
-        char buf[64];
-        memcpy(buf, text, n);
-        buf[n] = '\0';
-        *out = strtod_l(buf, NULL, c);
-        return 0;
-    }
-    double v = (double)mant;
-    for (; dropped > 0; dropped--)
-        v *= 10;
-    /* 10^k is exact in a double up to k = 22: one rounding then */
-    double p = 1;
-    for (int k = 0; k < scale; k++)
-        p *= 10;
-    *out = v / p;
-    return 0;
-}
-
-const char *bptt_number_trouble(const char *text)
-{
-    if (!text)
-        return NULL;
-    for (const char *q = text; *q; q++) {
-        if (*q == '0' && (q[1] == 'x' || q[1] == 'X'))
-            return "hexadecimal is not read";
-        if (*q == ',')
-            return "a comma is no decimal point";
-    }
-    for (const char *q = text; *q; q++) {
-        const char c = (char)(*q | 0x20);
-        if ((c == 'i' && (q[1] | 0x20) == 'n' && (q[2] | 0x20) == 'f') ||
-            (c == 'n' && (q[1] | 0x20) == 'a' && (q[2] | 0x20) == 'n'))
-            return "infinity and NaN are not numbers here";
-        if (c == 'e' && q > text && is_digit(q[-1]) &&
-            (is_digit(q[1]) || q[1] == '-' || q[1] == '+'))
-            return "exponents are not read";
-    }
-    /* a fraction past what a byte budget reads (trailing zeros aside) */
-    const char *point = strchr(text, '.');
-    if (point) {
-        size_t fn = 0, last = 0;
-        for (const char *q = point + 1; is_digit(*q); q++) {
-            fn++;
-            if (*q != '0')
-                last = fn;
-        }
-        if (last > BPTT_BUDGET_MAX_DECIMALS)
-            return "more than 19 decimals are not read";
-    }
-    return NULL;
-}
 
 int bptt_threads_cap(void)
 {
@@ -160,25 +35,6 @@ int bptt_threads_cap(void)
 
 int bptt_threads_max(void) { return BPTT_THREADS_MAX; }
 
-int bptt_parse_whole(const char *text, size_t n, int64_t *out)
-{
-    if (n == 0 || n > 30)
-        return -1;
-    char buf[32];
-    memcpy(buf, text, n);
-    buf[n] = '\0';
-    if (buf[0] == '+' || buf[0] == ' ' || buf[0] == '\t')
-        return -1;
-    char *end;
-    errno = 0;
-    const long long v = strtoll(buf, &end, 10);
-    if (errno == ERANGE)
-        return -2;
-    if (*end != '\0' || end == buf)
-        return -1;
-    *out = (int64_t)v;
-    return 0;
-}
 
 static int parse_percent(const char *text, size_t n, bptt_budget *b)
 {
@@ -237,7 +93,7 @@ static int parse_bytes(const char *text, size_t n, int64_t mult,
     }
     while (fn > 0 && point[fn] == '0') /* trailing zeros say nothing */
         fn--;
-    if (fn > BPTT_BUDGET_MAX_DECIMALS)
+    if (fn > BPTT_NUMBER_MAX_DECIMALS)
         return BPTT_EINVAL; /* bptt_number_trouble says so */
     if (too_big)
         return BPTT_ETOOBIG;
@@ -412,6 +268,147 @@ const char *bptt_slots_text(char *buf, size_t cap, int64_t units,
     while (*end == '0')
         *end-- = '\0';
     return buf;
+}
+
+/* why[cap] as printf would; returns status. */
+__attribute__((format(printf, 4, 5))) static int
+say(int status, char *why, size_t cap, const char *fmt, ...)
+{
+    if (why && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, cap, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+/* The forms a budget may take here, for the end of a refusal. */
+static const char *forms(const bptt_budget_sizes *z, int flags)
+{
+    if (!z->quantum)
+        return "give slots, e.g. 200 or 200slots, or a share of full "
+               "BPTT's memory, e.g. 5%";
+    if (flags & BPTT_BUDGET_UNIT_REQUIRED)
+        return "give bytes with a unit, e.g. 64MiB or 100000B, a share of "
+               "full BPTT's checkpoint bytes, e.g. 5%, or slots, e.g. "
+               "200slots";
+    return "give slots, e.g. 200, bytes with a unit, e.g. 64MiB, or a "
+           "share of full BPTT's memory, e.g. 5%";
+}
+
+/* A budget whose text parsed as b (parse status prc), in units. */
+static int resolve_units(const char *text, const bptt_budget_sizes *z,
+                         int flags, const bptt_budget *b, int prc,
+                         int64_t *units, char *why, size_t cap)
+{
+    const int64_t hi = BPTT_BUDGET_MAX_SLOTS, full = bptt_full_peak(
+                                                  z->length, z->hidden_units,
+                                                  z->internal_units);
+    if (b->kind == BPTT_BUDGET_BYTES && !z->quantum)
+        return say(BPTT_EINVAL, why, cap, "'%s' is in bytes, which needs the "
+                   "network's sizes (give --cell), or give slots (200) or a "
+                   "share (5%%)", text);
+    if (prc == BPTT_EINVAL) {
+        const char *trouble = bptt_number_trouble(text);
+        if (trouble)
+            return say(BPTT_EINVAL, why, cap, "'%s' is not a budget: %s "
+                       "(write numbers in decimal digits with a point, e.g. "
+                       "200, 2.5%% or 1.5MiB)", text, trouble);
+        return say(BPTT_EINVAL, why, cap, "'%s' is not a budget (%s)", text,
+                   forms(z, flags));
+    }
+    if (b->kind == BPTT_BUDGET_SLOTS && !*b->unit &&
+        (flags & BPTT_BUDGET_UNIT_REQUIRED))
+        return say(BPTT_EINVAL, why, cap, "'%s' is not a budget: a bare "
+                   "number could be slots or bytes (%s)", text,
+                   forms(z, flags));
+    if (b->kind == BPTT_BUDGET_BYTES) {
+        if (prc == BPTT_ETOOBIG)
+            return say(BPTT_ETOOBIG, why, cap, "%s is out of range (give at "
+                       "most %" PRId64 " bytes, e.g. 64MiB)", text,
+                       (int64_t)BPTT_BUDGET_MAX_BYTES);
+        *units = b->bytes / z->quantum;
+        return BPTT_OK;
+    }
+    if (b->kind == BPTT_BUDGET_SLOTS) {
+        if (prc == BPTT_ETOOBIG)
+            return say(BPTT_ETOOBIG, why, cap, "%s is out of range (give 0 "
+                       "to %" PRId64 " slots)", text, hi / z->hidden_units);
+        const int rc = bptt_budget_units(b, z->hidden_units, 0, units);
+        if (rc == BPTT_ETOOBIG)
+            return say(rc, why, cap, "%s is out of range (give at most "
+                       "%" PRId64 " slots)", text, hi / z->hidden_units);
+        if (rc != BPTT_OK) { /* not a whole number of units */
+            int64_t lo, up;
+            bptt_budget_units_near(b, z->hidden_units, &lo, &up);
+            char step[32], below[32], above[32], alpha[32];
+            bptt_slots_text(step, sizeof step, 1, z->hidden_units);
+            bptt_slots_text(below, sizeof below, lo, z->hidden_units);
+            bptt_slots_text(above, sizeof above, up, z->hidden_units);
+            bptt_slots_text(alpha, sizeof alpha, z->internal_units,
+                            z->hidden_units);
+            return say(rc, why, cap, "%s slots is not a budget at alpha %s, "
+                       "whose budgets go in steps of %s slot (give %s or %s)",
+                       text, alpha, step, below, above);
+        }
+        return BPTT_OK;
+    }
+    /* a share of full BPTT's peak */
+    if (prc == BPTT_ETOOBIG)
+        return say(BPTT_ETOOBIG, why, cap, "%s is out of range (give a "
+                   "percentage up to 1000000%%)", text);
+    if (full < 0)
+        return say(BPTT_ETOOBIG, why, cap, "%s is a share of full BPTT's "
+                   "memory, which at this length and state size is more "
+                   "than 2^63 units and cannot be planned (give slots)",
+                   text);
+    if (bptt_budget_units(b, z->hidden_units, full, units) != BPTT_OK) {
+        /* the largest share that plans, rounded down to 6 decimals */
+        const double most = floor((double)hi / (double)full * 1e8) / 1e6;
+        return say(BPTT_ETOOBIG, why, cap, "%s of full BPTT's memory (%" PRId64
+                   " units) is more than the %" PRId64 " units a plan can "
+                   "take (give at most %.6f%%, or slots)", text, full, hi,
+                   most);
+    }
+    return BPTT_OK;
+}
+
+int bptt_budget_resolve(const char *text, const bptt_budget_sizes *z,
+                        int flags, bptt_budget_resolved *out, char *why,
+                        size_t cap)
+{
+    if (why && cap)
+        why[0] = '\0';
+    if (!text || !z || !out || z->length < 1 || z->hidden_units < 1 ||
+        z->internal_units < z->hidden_units || z->quantum < 0)
+        return say(BPTT_EINVAL, why, cap, "no budget, or no sizes to "
+                   "resolve it against");
+    memset(out, 0, sizeof *out);
+    const int prc = bptt_budget_parse(text, &out->given);
+    int rc = resolve_units(text, z, flags, &out->given, prc, &out->units,
+                           why, cap);
+    if (rc != BPTT_OK)
+        return rc;
+    out->full_units =
+        bptt_full_peak(z->length, z->hidden_units, z->internal_units);
+    out->bytes = -1;
+    if (z->quantum) {
+        __int128 bytes = (__int128)out->units * z->quantum;
+        if (out->given.kind == BPTT_BUDGET_BYTES)
+            bytes = out->given.bytes; /* as written, not rounded to units */
+        if (bytes > BPTT_BUDGET_MAX_BYTES)
+            return say(BPTT_ETOOBIG, why, cap, "%s comes to more than "
+                       "%" PRId64 " bytes, the largest budget (give less)",
+                       text, (int64_t)BPTT_BUDGET_MAX_BYTES);
+        out->bytes = (int64_t)bytes;
+    }
+    out->held_units = out->units;
+    if (out->full_units >= 0 &&
+        out->full_units <= INT64_MAX - z->hidden_units &&
+        out->full_units + z->hidden_units < out->units)
+        out->held_units = out->full_units + z->hidden_units;
+    return BPTT_OK;
 }
 
 int64_t bptt_phys_bytes(void)

@@ -11,6 +11,7 @@
 
 #include "bptt.h"
 #include "budget.h"
+#include "numbers.h"
 #include "data.h"
 #include "grid.h"
 #include "model.h"

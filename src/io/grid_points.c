@@ -10,6 +10,7 @@
 
 #include "bptt.h"
 #include "budget.h"
+#include "numbers.h"
 #include "grid.h"
 #include "json.h"
 #include "meta.h"

@@ -160,6 +160,14 @@ int cli_validate(int argc, char **argv)
     if (rc != BPTT_OK)
         return cli_error(EXIT_USAGE, CMD, "%s: %s", path, why);
     bptt_plan_stats st;
+    /* a stated count no plan has is wrong whatever the plan does */
+    if (stated.unwritable[0]) {
+        bptt_plan_json_check(plan, &st, &stated, why, sizeof why);
+        bptt_plan_free(plan);
+        return cli_error(1, CMD, "%s: %s (a plan file's counts must be its "
+                         "actions'; drop the field, or fix the plan)", path,
+                         why);
+    }
     rc = bptt_plan_validate(plan, &st);
     if (rc == BPTT_ENOMEM) {
         bptt_plan_free(plan);

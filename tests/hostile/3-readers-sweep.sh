@@ -50,6 +50,25 @@ set_line() {
         k.jsonl.partial >k.new && mv k.new k.jsonl.partial
 }
 
+# The header of FILE is the one an uninterrupted sweep writes, whatever
+# the partial's says of the machine: a sweep short of descriptors (ulimit
+# -n 4) could not read /proc/cpuinfo and wrote "cpu_model":"unknown"; the
+# rerun's FILE is still byte for byte the reference.
+hcase "resume after a run under ulimit -n 4 writes the header a whole sweep writes"
+rm -f k.jsonl k.jsonl.partial
+(ulimit -n 4; exec "$BPTT" sweep $G --out k.jsonl) </dev/null >/dev/null 2>&1 || true
+if [ -e k.jsonl ] || [ ! -s k.jsonl.partial ]; then
+    hskip "under ulimit -n 4 this sweep left no partial file here"
+else
+    resumed
+fi
+
+hcase "resume takes no machine fact from FILE.partial's header (a forged cpu_model)"
+if partial 2; then
+    sed -i '1s/"cpu_model":"[^"]*"/"cpu_model":"forged"/; 1s/"cpu_cores":[0-9]*/"cpu_cores":999/' k.jsonl.partial
+    resumed
+else hfail "no partial file"; fi
+
 hcase "resume refuses a corrupted middle line of FILE.partial (JSON cut inside)"
 if partial 3; then
     set_line 3 "$(sed -n 3p k.jsonl.partial | sed 's/"forward_ops":[0-9]*/"forward_ops":/')"
@@ -233,6 +252,14 @@ if parts; then
     hrun "$BPTT" sweep $G --out m.jsonl --merge
     [ "$hrc" -eq 0 ] && cmp -s m.jsonl ref.jsonl && hpass
     [ -z "$h_name" ] || hfail "exit $hrc: $(shown err)"
+else hfail "no parts"; fi
+
+hcase "--merge takes no machine fact from a part's header (a forged cpu_model)"
+if parts; then
+    sed -i '1s/"cpu_model":"[^"]*"/"cpu_model":"forged"/' m.jsonl.parts/0.jsonl m.jsonl.parts/2.jsonl
+    hrun "$BPTT" sweep $G --out m.jsonl --merge
+    [ "$hrc" -eq 0 ] && cmp -s m.jsonl ref.jsonl && hpass
+    [ -z "$h_name" ] || hfail "exit $hrc, or m.jsonl differs from ref.jsonl: $(shown err)"
 else hfail "no parts"; fi
 
 hcase "--only refuses an existing part whose record is corrupted (not 'done already')"

@@ -637,30 +637,49 @@ START_TEST(test_budget_decimal_only)
 END_TEST
 
 /* A comma-decimal locale set by the caller (LC_NUMERIC, as a German
- * desktop has it): "2.5%" and "1.5MiB" are read as in the C locale.  The
- * locale comes from the system, or is built with localedef into a
- * temporary LOCPATH; without either the case is skipped by name. */
-START_TEST(test_budget_locale)
+ * desktop has it), from the system or built with localedef into dir (a
+ * temporary LOCPATH; *made set when dir was made): 1 when one is in
+ * force, else 0 with the case's SKIP line printed by name. */
+static int comma_locale(const char *name, char *dir, int *made)
 {
     static const char *const names[] = {"de_DE.UTF-8", "de_DE.utf8", "de_DE",
                                         "fr_FR.UTF-8", "fr_FR.utf8"};
     const char *got = NULL;
+    *made = 0;
     for (size_t i = 0; i < sizeof names / sizeof *names && !got; i++)
         got = setlocale(LC_NUMERIC, names[i]);
-    char dir[] = "/tmp/bptt-locale-XXXXXX";
-    int made = 0;
     if (!got && mkdtemp(dir)) {
-        made = 1;
+        *made = 1;
         char cmd[256];
         snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 "
                  ">/dev/null 2>&1", dir);
         if (system(cmd) == 0 && setenv("LOCPATH", dir, 1) == 0)
             got = setlocale(LC_NUMERIC, "de_DE.UTF-8");
     }
-    if (!got || strcmp(localeconv()->decimal_point, ",") != 0) {
-        printf("SKIP: test_io budget_locale: no comma-decimal locale here "
-               "(none installed, and localedef could not build de_DE)\n");
-    } else {
+    if (got && strcmp(localeconv()->decimal_point, ",") == 0)
+        return 1;
+    printf("SKIP: test_io %s: no comma-decimal locale here (none installed, "
+           "and localedef could not build de_DE)\n", name);
+    return 0;
+}
+
+static void comma_locale_end(const char *dir, int made)
+{
+    setlocale(LC_NUMERIC, "C");
+    if (made) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+}
+
+/* Under a comma-decimal locale, "2.5%" and "1.5MiB" are read as in the C
+ * locale. */
+START_TEST(test_budget_locale)
+{
+    char dir[] = "/tmp/bptt-locale-XXXXXX";
+    int made;
+    if (comma_locale("budget_locale", dir, &made)) {
         /* the locale is in force: strtod reads a comma now */
         ck_assert(strtod("2,5", NULL) == 2.5);
         int rc;
@@ -674,12 +693,76 @@ START_TEST(test_budget_locale)
         ck_assert_int_eq(bptt_budget_parse("2,5%", &b), BPTT_EINVAL);
         ck_assert_int_eq(bptt_budget_parse("1,5MiB", &b), BPTT_EINVAL);
     }
-    setlocale(LC_NUMERIC, "C");
-    if (made) {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-        ck_assert_int_eq(system(cmd), 0);
+    comma_locale_end(dir, made);
+}
+END_TEST
+
+/* The value of the JSON number text, parsed whole. */
+static double json_number(const char *text)
+{
+    bptt_json *v = NULL;
+    ck_assert_int_eq(bptt_json_parse(text, strlen(text), &v, NULL), BPTT_OK);
+    ck_assert_int_eq(v->type, BPTT_JSON_NUMBER);
+    ck_assert_str_eq(v->text, text); /* the text kept as written */
+    const double x = v->number;
+    bptt_json_free(v);
+    return x;
+}
+
+/* JSON numbers mean the same in every locale (a record's "2.5" is not 2
+ * under LC_NUMERIC=de_DE), however long or far out of range. */
+static void json_numbers_check(void)
+{
+    ck_assert(json_number("2.5") == 2.5);
+    ck_assert(json_number("-0.125") == -0.125);
+    ck_assert(json_number("1.5e3") == 1500.0);
+    ck_assert(json_number("25E-1") == 2.5);
+    ck_assert(json_number("0") == 0.0);
+    ck_assert(json_number("-0") == 0.0 && signbit(json_number("-0")));
+    ck_assert(json_number("123456789012345678") == 123456789012345678.0);
+    ck_assert(json_number("1.7976931348623157e308") == 1.7976931348623157e308);
+    ck_assert(json_number("1.75e308") == 1.75e308);
+    ck_assert(json_number("5e-324") == 5e-324);
+    ck_assert(json_number("2.2250738585072014e-308") ==
+              2.2250738585072014e-308);
+    ck_assert(isinf(json_number("1e400")) && json_number("1e400") > 0);
+    ck_assert(isinf(json_number("-1e99999999999999999999")));
+    ck_assert(json_number("1e-400") == 0.0);
+    ck_assert(json_number("1e30") == 1e30);
+    /* longer than 60 bytes: 2.5 with 70 zeros after it, and written with
+     * 70 leading zeros as 0.000...25e71 */
+    char t[200];
+    snprintf(t, sizeof t, "2.5%070d", 0);
+    ck_assert(json_number(t) == 2.5);
+    snprintf(t, sizeof t, "0.%070d25e71", 0);
+    ck_assert(json_number(t) == 2.5);
+    snprintf(t, sizeof t, "-1.5%080d", 0);
+    ck_assert(json_number(t) == -1.5);
+    /* in a record, a member's value */
+    bptt_json *r = NULL;
+    const char *rec = "{\"a\":2.5,\"b\":[0.5,1e-1]}";
+    ck_assert_int_eq(bptt_json_parse(rec, strlen(rec), &r, NULL), BPTT_OK);
+    ck_assert(bptt_json_get(r, "a")->number == 2.5);
+    ck_assert(bptt_json_get(r, "b")->items[0].number == 0.5);
+    ck_assert(bptt_json_get(r, "b")->items[1].number == 0.1);
+    bptt_json_free(r);
+}
+
+START_TEST(test_json_numbers)
+{
+    json_numbers_check();
+}
+END_TEST
+
+START_TEST(test_json_locale)
+{
+    char dir[] = "/tmp/bptt-locale-XXXXXX";
+    int made;
+    if (comma_locale("json_locale", dir, &made)) {
+        ck_assert(strtod("2.5", NULL) == 2.0); /* the locale is in force */
+        json_numbers_check();
     }
+    comma_locale_end(dir, made);
 }
 END_TEST
 
@@ -714,6 +797,7 @@ static Suite *io_suite(void)
         {"grid", {test_grid_ranges, test_grid_errors, test_grid_locked}},
         {"json", {test_json_values, test_json_escapes, test_json_hostile,
                   test_json_duplicate_keys}},
+        {"json_numbers", {test_json_numbers, test_json_locale}},
         {"records", {test_csv_quoting, test_records_csv, test_strbuf}},
         {"strategy", {test_strategy_facts}},
     };

@@ -28,11 +28,11 @@ static char *part_path(const sweep *s, size_t point)
 
 /* Part k at path, read back and checked whole: the header of this grid
  * and build, then point k's record (bptt_record_check, records.h) and nothing
- * more.  0 with *header (may be NULL: not wanted) and *rec (the record
- * line with its newline) set; SWEEP_MISSING_OK when there is no such
+ * more (the header itself is not kept: FILE gets this run's).  0 with
+ * *rec (the record line with its newline) set; SWEEP_MISSING_OK when there is no such
  * file; or the error printed and its code. */
 static int read_part(const sweep *s, size_t k, const char *path,
-                     char **header, char **rec)
+                     char **rec)
 {
     char redo[96];
     snprintf(redo, sizeof redo, "remove it and run its job again (--only "
@@ -78,13 +78,8 @@ static int read_part(const sweep *s, size_t k, const char *path,
         if (why[0])
             rc = cli_error(EXIT_USAGE, CMD, "%s is not point %zu's part of "
                            "this sweep (%s); %s", path, k, why, redo);
-        else {
+        else
             *rec = sweep_cat(r, "");
-            if (header) {
-                *nl = '\0';
-                *header = sweep_cat(text, "\n");
-            }
-        }
     }
     free(text);
     return rc;
@@ -118,7 +113,7 @@ int sweep_only(const sweep *s)
     }
     if (!s->force) {
         char *rec = NULL;
-        rc = read_part(s, k, path, NULL, &rec);
+        rc = read_part(s, k, path, &rec);
         free(rec);
         if (rc == 0)
             cli_note(CMD, "point %zu is done already (%s)", k, path);
@@ -161,7 +156,7 @@ int sweep_merge(const sweep *s)
     size_t n_missing = 0, first_missing = 0;
     for (size_t k = 0; k < s->g.n_points && rc == 0; k++) {
         char *path = part_path(s, k);
-        rc = read_part(s, k, path, header ? NULL : &header, &rec[k]);
+        rc = read_part(s, k, path, &rec[k]);
         free(path);
         if (rc == SWEEP_MISSING_OK) {
             rc = 0;
@@ -180,8 +175,12 @@ int sweep_merge(const sweep *s)
                        "%s.parts: %s (run their jobs, e.g. --only %zu, then "
                        "merge again)", n_missing, s->g.n_points, s->out,
                        missing.p, first_missing);
-    if (rc == 0)
+    /* the header is this run's, as an uninterrupted sweep writes it
+     * (each part's grid and build were checked against it) */
+    if (rc == 0) {
+        header = sweep_header(s);
         rc = sweep_write_result(s, header, rec);
+    }
     bptt_strbuf_free(&missing);
     free(header);
     sweep_free_records(rec, s->g.n_points);

@@ -373,7 +373,12 @@ static int open_partial(const sweep *s, const char *path, direct *d,
                              "over", path, was, PACKAGE_VERSION,
                              BPTT_GIT_REVISION);
         }
-        *header = sweep_cat(text, "\n");
+        /* the header is this run's, not the partial's copy: its grid
+         * and build are checked above, and the machine's facts (the CPU,
+         * which a run short of descriptors may have written as
+         * "unknown", the cores, the BLAS) and the date are those an
+         * uninterrupted sweep started now writes */
+        *header = sweep_header(s);
         size_t keep;
         rc = partial_records(s, path, d, text, len, nl, &keep);
         free(text);

@@ -41,9 +41,11 @@ static void validate_usage(FILE *f)
         "\n"
         "The counts the file states (forward_ops, recompute_ops,\n"
         "backward_ops, actions, peak_slots, full_peak_slots,\n"
-        "forward_ops_per_step, memory_fraction) must be the plan's; its\n"
-        "members have their types (alpha a number, not \"4\"). FILE may hold\n"
-        "at most 1 GiB.\n"
+        "forward_ops_per_step, memory_fraction) must be the plan's (a\n"
+        "count no plan has, such as 1e30 or -3, is one that differs); its\n"
+        "members have their types (alpha a number, not \"4\"). A length\n"
+        "above the number of actions is refused. FILE may hold at most\n"
+        "1 GiB.\n"
         "\n"
         "exit status: 0 the plan is valid, 1 it breaks a rule (the line\n"
         "names the action) or states a count it does not have (the line\n"
@@ -160,6 +162,14 @@ int cli_validate(int argc, char **argv)
     if (rc != BPTT_OK)
         return cli_error(EXIT_USAGE, CMD, "%s: %s", path, why);
     bptt_plan_stats st;
+    /* a stated count no plan has is wrong whatever the plan does */
+    if (stated.unwritable[0]) {
+        bptt_plan_json_check(plan, &st, &stated, why, sizeof why);
+        bptt_plan_free(plan);
+        return cli_error(1, CMD, "%s: %s (a plan file's counts must be its "
+                         "actions'; drop the field, or fix the plan)", path,
+                         why);
+    }
     rc = bptt_plan_validate(plan, &st);
     if (rc == BPTT_ENOMEM) {
         bptt_plan_free(plan);

@@ -1,10 +1,14 @@
 /* json.c: strings as JSON string literals (see json.h). */
 #define _POSIX_C_SOURCE 200809L /* strnlen */
 
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bptt.h"
+#include "numbers.h"
 #include "json.h"
 
 /* snprintf-like output: len counts every byte, buf holds what fits. */
@@ -300,6 +304,74 @@ static int parse_str(reader *r, char **res)
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
+/* The value of t, a number of JSON's grammar (checked by parse_number),
+ * the same in every locale: strtod would follow the caller's LC_NUMERIC
+ * (a German locale reads "2.5" as 2), so the digits go through
+ * bptt_parse_real (budget.h: strtod_l in the C locale).  That reader
+ * takes at most 60 bytes and no sign: a longer number is first written
+ * as 0.DDDDeE with its first 50 significant digits (more than a double
+ * tells apart); beyond a double's range a number is +-HUGE_VAL, below
+ * it 0, as strtod has them. */
+static double number_value(const char *t)
+{
+    const int neg = t[0] == '-';
+    const char *p = t + neg;
+    double v;
+    if (strlen(p) <= 60 && bptt_parse_real(p, &v) == 0)
+        return neg ? -v : v;
+    char d[51];
+    size_t nd = 0;
+    int64_t point = 0; /* the value is 0.d * 10^(point + exp) */
+    int seen = 0, frac = 0;
+    for (; is_digit(*p) || *p == '.'; p++) {
+        if (*p == '.') {
+            frac = 1;
+            continue;
+        }
+        if (!seen && *p == '0') { /* a leading zero */
+            point -= frac;
+            continue;
+        }
+        seen = 1;
+        point += !frac;
+        if (nd < 50)
+            d[nd++] = *p;
+    }
+    d[nd] = '\0';
+    int64_t e = 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        const int eneg = *p == '-';
+        p += *p == '+' || *p == '-';
+        for (; is_digit(*p); p++)
+            if (e < 1000000000)
+                e = 10 * e + (*p - '0');
+        e = eneg ? -e : e;
+    }
+    while (nd > 0 && d[nd - 1] == '0')
+        d[--nd] = '\0';
+    if (nd == 0)
+        return neg ? -0.0 : 0.0;
+    const int64_t x = point + e;
+    if (x > 400)
+        return neg ? -HUGE_VAL : HUGE_VAL;
+    if (x < -400)
+        return neg ? -0.0 : 0.0;
+    /* near the ends of a double's range, read scaled and scaled back
+     * (the reader refuses an underflow, and values above 1.7e308) */
+    const int low = x < -290, high = x > 300;
+    char buf[64];
+    snprintf(buf, sizeof buf, "0.%se%lld", d,
+             (long long)(low ? x + 300 : high ? x - 10 : x));
+    if (bptt_parse_real(buf, &v) != 0)
+        v = x > 0 ? HUGE_VAL : 0.0;
+    if (low)
+        v *= 1e-300;
+    if (high)
+        v *= 1e10;
+    return neg ? -v : v;
+}
+
 static int parse_number(reader *r, bptt_json *v)
 {
     const char *s = r->s;
@@ -336,7 +408,7 @@ static int parse_number(reader *r, bptt_json *v)
     }
     memcpy(v->text, s + r->at, n);
     v->text[n] = '\0';
-    v->number = strtod(v->text, NULL);
+    v->number = number_value(v->text);
     v->type = BPTT_JSON_NUMBER;
     r->at = i;
     return 0;

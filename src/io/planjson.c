@@ -259,11 +259,18 @@ static int check_types(const members *mb, char *why, size_t cap)
         if (!v)
             continue;
         const char kind = fields[k].kind;
+        /* a stated count's value is judged by the check (exit 1 in
+         * bptt validate, naming it as given): here only its type */
+        const int count = k == F_FORWARD || k == F_RECOMPUTE ||
+                          k == F_BACKWARD || k == F_ACTIONS;
         const int ok = kind == 's' ? v->type == BPTT_JSON_STRING
+                       : count     ? v->type == BPTT_JSON_NUMBER
                                    : v->type == BPTT_JSON_NUMBER &&
                                          v->number >= 0 &&
                                          (kind == 'n' ||
-                                          v->number == floor(v->number));
+                                          (v->number == floor(v->number) &&
+                                           v->number <=
+                                               BPTT_PLAN_JSON_COUNT_MAX));
         if (!ok)
             return say(BPTT_EINVAL, why, cap, "\"%s\" is %s%s; give %s", fields[k].name,
                        type_name(v->type),
@@ -358,6 +365,26 @@ int bptt_plan_read_json(const char *text, size_t len,
                  "beyond the length %lld", (long long)top, (long long)t);
         goto done;
     }
+    /* a valid plan of length T holds T backward actions: a longer one
+     * than the actions read is no plan of theirs, and the validator,
+     * whose work (a byte a step) follows the length, is not run on it;
+     * what is read is held to the input's size */
+    if (t > 1 && (uint64_t)t > (uint64_t)plan->n_actions) {
+        char from[96];
+        if (given && given->length)
+            snprintf(from, sizeof from, "--length %lld", (long long)t);
+        else if (mb.v[F_LENGTH])
+            snprintf(from, sizeof from, "\"length\":%.40s",
+                     mb.v[F_LENGTH]->text);
+        else
+            snprintf(from, sizeof from, "the length %lld (the largest step)",
+                     (long long)t);
+        rc = say(BPTT_EINVAL, why, cap, "%s is more steps than the %zu "
+                 "actions read can cover (a plan of length T holds T "
+                 "backward actions); give the plan's length", from,
+                 plan->n_actions);
+        goto done;
+    }
     /* the budget in units: as given, or the JSON's (a fraction of a slot
      * as bptt plan prints one: 54.5), or no limit */
     int64_t m = BPTT_PLAN_NO_LIMIT * u.hidden_units;
@@ -384,9 +411,19 @@ int bptt_plan_read_json(const char *text, size_t len,
                                            F_ACTIONS};
         int64_t *dst[] = {&stated->forward_ops, &stated->recompute_ops,
                           &stated->backward_ops, &stated->actions};
+        stated->unwritable[0] = '\0';
         for (int k = 0; k < 4; k++) {
             const bptt_json *v = mb.v[whole_fields[k]];
-            *dst[k] = v && v->number < 9.2e18 ? (int64_t)v->number : -1;
+            *dst[k] = -1;
+            if (!v)
+                continue;
+            if (v->number >= 0 && v->number <= BPTT_PLAN_JSON_COUNT_MAX &&
+                v->number == floor(v->number))
+                *dst[k] = (int64_t)v->number;
+            else if (!stated->unwritable[0])
+                snprintf(stated->unwritable, sizeof stated->unwritable,
+                         "\"%s\":%.60s%s", fields[whole_fields[k]].name,
+                         v->text, strlen(v->text) > 60 ? "..." : "");
         }
         const bptt_json *pk = mb.v[F_PEAK], *fp = mb.v[F_FULL_PEAK];
         stated->peak_slots = pk ? pk->number : NAN;
@@ -423,6 +460,10 @@ int bptt_plan_json_check(const bptt_plan *plan, const bptt_plan_stats *st,
                          size_t cap)
 {
     const double h = (double)plan->hidden_units;
+    if (stated->unwritable[0])
+        return say(BPTT_EINVAL, why, cap, "the file says %s, a count no "
+                   "plan has (a whole number from 0 to %.0f)",
+                   stated->unwritable, BPTT_PLAN_JSON_COUNT_MAX);
     const struct {
         const char *name;
         int64_t said, is;

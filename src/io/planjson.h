@@ -39,19 +39,31 @@ typedef struct {
 } bptt_plan_json_given;
 
 /* The counts a file states beside its actions, for bptt_plan_json_check:
- * -1 (whole counts) or NAN (the others) when it does not state one. */
+ * -1 (whole counts) or NAN (the others) when it does not state one.
+ * unwritable: "" or the first whole count stated that no plan has (not a
+ * whole number from 0 to BPTT_PLAN_JSON_COUNT_MAX: negative, fractional,
+ * 1e30), as given: "forward_ops":1e30 (a value over 60 bytes cut, with
+ * "..."); its field is then -1. */
 typedef struct {
     int64_t forward_ops, recompute_ops, backward_ops, actions;
     double peak_slots, full_peak_slots, forward_ops_per_step,
         memory_fraction;
+    char unwritable[96];
 } bptt_plan_json_stated;
+
+/* The largest whole count a plan file may state: 2^53, the last of the
+ * whole numbers a double holds exactly (no plan has that many actions). */
+#define BPTT_PLAN_JSON_COUNT_MAX 9007199254740992.0
 
 #define BPTT_PLAN_NO_LIMIT (INT64_MAX / 1048576)
 
 /* Reads text[0..len) into *out (in units of bptt_units_from_alpha; free it
  * with bptt_plan_free): BPTT_OK; BPTT_EINVAL with one sentence in why[cap]
  * (not JSON, no actions, an unknown op, a step that is not a whole number,
- * a length, alpha or memory out of range); BPTT_ENOMEM. */
+ * a length, alpha or memory out of range, a length (given, stated, or the
+ * largest step) above the number of actions read, which no valid plan
+ * has: the validator's work is sized by the length, so by the input);
+ * BPTT_ENOMEM. */
 int bptt_plan_from_json(const char *text, size_t len,
                         const bptt_plan_json_given *given, bptt_plan **out,
                         char *why, size_t cap);
@@ -64,7 +76,8 @@ int bptt_plan_read_json(const char *text, size_t len,
 
 /* Whether the counts a file states are the validator's counts st of plan
  * (those printed to 6 decimals within their rounding): BPTT_OK, or
- * BPTT_EINVAL with the first field that differs named in why. */
+ * BPTT_EINVAL with the first field that differs named in why (an
+ * unwritable count first, with its value as given). */
 int bptt_plan_json_check(const bptt_plan *plan, const bptt_plan_stats *st,
                          const bptt_plan_json_stated *stated, char *why,
                          size_t cap);

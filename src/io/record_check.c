@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "bptt.h"
+#include "budget.h"
+#include "numbers.h"
+#include "io/planrec.h"
 #include "json.h"
 #include "records.h"
 
@@ -78,6 +81,290 @@ static int mode_fields(const bptt_grid *g, const bptt_json *r, char *why,
     return -1;
 }
 
+/* ---- a plan-mode record against its point ---------------------------------
+ *
+ * A plan-mode record is a function of its point, so a forged one (a
+ * feasible point called infeasible, a budget or a smallest budget not the
+ * point's, counts that do not add up) need not be taken on trust.  What
+ * needs no table is checked exactly: the strategy, length, alpha, budget,
+ * full BPTT's peak and the least feasible budget; whether the point is
+ * feasible (null counts) or not; the backward ops (one a step), the
+ * recomputations (the forward ops past the first sweep), the peak within
+ * the budget, the forward ops of a strategy whose cost is known without a
+ * table; and the record must be, byte for byte, what the sweep writes from
+ * those values and its counts (bptt_plan_record_json).  The forward ops of
+ * a strategy that needs a table, and the peak and actions below their
+ * bounds, are taken as written: recomputing them is the sweep's work. */
+
+/* member key of r as a whole number >= 0: 1, or 0. */
+static int whole_member(const bptt_json *r, const char *key, int64_t *out)
+{
+    const bptt_json *v = bptt_json_get(r, key);
+    if (!v || v->type != BPTT_JSON_NUMBER || !v->text[0])
+        return 0;
+    int64_t x;
+    if (bptt_parse_whole(v->text, strlen(v->text), &x) != 0 || x < 0)
+        return 0;
+    *out = x;
+    return 1;
+}
+
+/* The text of member key of r, for a message. */
+static const char *member_text(const bptt_json *r, const char *key)
+{
+    const bptt_json *v = bptt_json_get(r, key);
+    return !v ? "missing" : v->type == BPTT_JSON_NULL ? "null"
+           : v->text ? v->text : "not a value";
+}
+
+/* The first member in which r and want (what the sweep writes) differ,
+ * named in why. */
+static void first_difference(const bptt_json *r, const bptt_json *want,
+                             char *why, size_t cap)
+{
+    const size_t n = r->n > want->n ? r->n : want->n;
+    for (size_t i = 0; i < n; i++) {
+        if (i >= r->n) {
+            say(why, cap, "the record has no \"%s\"", want->keys[i]);
+            return;
+        }
+        if (i >= want->n) {
+            say(why, cap, "\"%s\" is not a member a plan-mode record has",
+                r->keys[i]);
+            return;
+        }
+        if (strcmp(r->keys[i], want->keys[i]) != 0) {
+            say(why, cap, "\"%s\" where a plan-mode record has \"%s\"",
+                r->keys[i], want->keys[i]);
+            return;
+        }
+        const char *a = member_text(r, r->keys[i]);
+        const char *b = member_text(want, want->keys[i]);
+        if (r->items[i].type != want->items[i].type || strcmp(a, b) != 0) {
+            say(why, cap, "its \"%s\" is %.60s, not this point's %.60s",
+                r->keys[i], a, b);
+            return;
+        }
+    }
+    say(why, cap, "it is not written as this sweep writes its records");
+}
+
+/* Record r (line[0..len)) of plan point k against what the point makes
+ * it: 0, -1 with why set, or -2 (out of memory). */
+static int plan_record_check(const bptt_grid *g, size_t k, const bptt_json *r,
+                             const char *line, size_t len, char *why,
+                             size_t cap)
+{
+    bptt_grid_plan p;
+    if (bptt_grid_plan_point(g, k, &p) != BPTT_OK || !p.strategy ||
+        p.min < 0)
+        return 0; /* a budget of no units: refused before any work */
+    const int feasible = p.budget >= p.min;
+    bptt_plan_stats st;
+    memset(&st, 0, sizeof st);
+    char least[32], have[32];
+    bptt_slots_text(least, sizeof least, p.min, p.h);
+    bptt_slots_text(have, sizeof have, p.budget, p.h);
+    if (feasible) {
+        static const char *const counts[] = {"forward_ops", "recompute_ops",
+                                             "backward_ops", "actions"};
+        int64_t v[4];
+        for (int i = 0; i < 4; i++)
+            if (!whole_member(r, counts[i], &v[i])) {
+                say(why, cap, "its \"%s\" is %.60s, not a count, but this "
+                    "point is feasible (budget %s slots, the least %s)",
+                    counts[i], member_text(r, counts[i]), have, least);
+                return -1;
+            }
+        st.forward_ops = v[0];
+        st.recompute_ops = v[1];
+        st.backward_ops = v[2];
+        st.n_actions = (size_t)v[3];
+        const int64_t t = (int64_t)p.length;
+        if (st.backward_ops != t) {
+            say(why, cap, "its \"backward_ops\" is %lld, not this point's "
+                "length %lld (a plan does one backward op a step)",
+                (long long)st.backward_ops, (long long)t);
+            return -1;
+        }
+        if (st.forward_ops < t || st.recompute_ops != st.forward_ops - t) {
+            say(why, cap, "its \"forward_ops\" %lld and \"recompute_ops\" "
+                "%lld do not add up (the forward ops are the length, %lld, "
+                "and the recomputations)", (long long)st.forward_ops,
+                (long long)st.recompute_ops, (long long)t);
+            return -1;
+        }
+        const int64_t known = bptt_strategy_known_cost(p.strategy, p.length,
+                                                       p.h, p.alpha,
+                                                       p.budget);
+        if (known >= 0 && known != INT64_MAX && known != st.forward_ops) {
+            say(why, cap, "its \"forward_ops\" is %lld, not this point's "
+                "%lld", (long long)st.forward_ops, (long long)known);
+            return -1;
+        }
+        /* the peak, in units: its slots as written, read back */
+        const bptt_json *pk = bptt_json_get(r, "peak_slots");
+        bptt_budget b;
+        if (!pk || pk->type != BPTT_JSON_NUMBER ||
+            bptt_budget_parse(pk->text, &b) != BPTT_OK ||
+            b.kind != BPTT_BUDGET_SLOTS ||
+            bptt_budget_units(&b, p.h, 0, &st.peak_units) != BPTT_OK) {
+            say(why, cap, "its \"peak_slots\" is %.60s, not slots of this "
+                "point's alpha %s", member_text(r, "peak_slots"),
+                p.alpha_text);
+            return -1;
+        }
+        if (st.peak_units > p.budget || st.peak_units < p.h) {
+            say(why, cap, "its \"peak_slots\" is %.60s, %s this point's "
+                "budget of %s slots", pk->text,
+                st.peak_units > p.budget ? "above" : "not within", have);
+            return -1;
+        }
+    }
+    const bptt_plan_record pr = {p.strategy->name, (int64_t)p.length,
+                                 p.alpha,          p.budget,
+                                 p.full,           p.min,
+                                 feasible ? &st : NULL, p.h};
+    char fields[1024];
+    const int n = bptt_plan_record_json(&pr, fields, sizeof fields);
+    bptt_strbuf want = {0};
+    bptt_record_start(&want, g, k);
+    bptt_strbuf_printf(&want, ",%s}", fields);
+    if (want.failed) {
+        bptt_strbuf_free(&want);
+        return -2;
+    }
+    int rc = 0;
+    if (n < 0 || (size_t)n >= sizeof fields || want.n != len ||
+        memcmp(want.p, line, len) != 0) {
+        bptt_json *w = NULL;
+        if (bptt_json_parse(want.p, want.n, &w, NULL) == BPTT_ENOMEM)
+            rc = -2;
+        else if (w)
+            first_difference(r, w, why, cap);
+        else
+            say(why, cap, "it is not written as this sweep writes its "
+                "records");
+        bptt_json_free(w);
+        if (rc == 0)
+            rc = -1;
+    }
+    bptt_strbuf_free(&want);
+    return rc;
+}
+
+/* ---- a run-mode record against its point ---------------------------------
+ *
+ * A run's timings, memory and losses come from training, which is not
+ * redone; what its point and its own sizes determine is checked: the
+ * budget as written and in bytes (a share of full BPTT's checkpoint bytes,
+ * or slots of a hidden state's), full BPTT's checkpoint bytes, the
+ * budget feasible for the strategy, the planned peak within it, the
+ * backward ops (one a step), the forward ops (the length and the
+ * recomputations; the plan's own), and the forward ops of a strategy
+ * whose cost is known without a table.  An "error" record (an infeasible
+ * point) holds no sizes: that it is infeasible is taken as written. */
+static int run_record_check(const bptt_grid *g, size_t k, const bptt_json *r,
+                            char *why, size_t cap)
+{
+    if (!bptt_json_get(r, "rss_peak_bytes"))
+        return 0;
+    size_t idx[BPTT_GRID_AXES];
+    bptt_grid_decode(g, k, idx);
+    const char *spec = bptt_grid_value(g, idx, BPTT_GK_MEMORY);
+    const bptt_json *given = bptt_json_get(r, "memory_given");
+    if (!given || given->type != BPTT_JSON_STRING ||
+        strcmp(given->text, spec) != 0) {
+        say(why, cap, "its \"memory_given\" is %.60s, not this point's "
+            "%.60s", member_text(r, "memory_given"), spec);
+        return -1;
+    }
+    static const char *const need[] = {
+        "length", "memory_budget_bytes", "hidden_state_bytes",
+        "internal_state_bytes", "full_checkpoint_bytes", "forward_ops",
+        "recompute_ops", "backward_ops", "plan_forward_ops",
+        "predicted_checkpoint_peak_bytes"};
+    enum { T, BUDGET, HID, INTL, FULL, FWD, REC, BWD, PLANFWD, PRED, N };
+    int64_t v[N];
+    for (int i = 0; i < N; i++)
+        if (!whole_member(r, need[i], &v[i])) {
+            say(why, cap, "its \"%s\" is %.60s, not a whole number >= 0",
+                need[i], member_text(r, need[i]));
+            return -1;
+        }
+    const bptt_json *sn = bptt_json_get(r, "strategy");
+    const bptt_strategy *st =
+        sn && sn->type == BPTT_JSON_STRING ? bptt_strategy_find(sn->text)
+                                           : NULL;
+    if (!st) {
+        say(why, cap, "its \"strategy\" is %.60s, not a strategy",
+            member_text(r, "strategy"));
+        return -1;
+    }
+    if (v[T] < 1 || v[HID] < 1 || v[INTL] < v[HID] ||
+        v[INTL] > INT64_MAX / (v[T] > 1 ? v[T] - 1 : 1)) {
+        say(why, cap, "its sizes (\"length\" %lld, \"hidden_state_bytes\" "
+            "%lld, \"internal_state_bytes\" %lld) are no run's",
+            (long long)v[T], (long long)v[HID], (long long)v[INTL]);
+        return -1;
+    }
+    const int64_t full = v[INTL] * (v[T] > 1 ? v[T] - 1 : 1);
+    if (v[FULL] != full) {
+        say(why, cap, "its \"full_checkpoint_bytes\" is %lld, not its "
+            "internal state's bytes a step but the last, %lld",
+            (long long)v[FULL], (long long)full);
+        return -1;
+    }
+    bptt_budget b;
+    int64_t bytes = -1;
+    if (bptt_budget_parse(spec, &b) != BPTT_OK ||
+        bptt_budget_bytes(&b, full, v[HID], &bytes) != BPTT_OK)
+        bytes = -1;
+    if (bytes >= 0 && v[BUDGET] != bytes) {
+        say(why, cap, "its \"memory_budget_bytes\" is %lld, not this "
+            "point's %.60s of its sizes, %lld bytes", (long long)v[BUDGET],
+            spec, (long long)bytes);
+        return -1;
+    }
+    const int64_t least = bptt_strategy_min_budget(st, (size_t)v[T], v[HID],
+                                                   v[INTL], NULL);
+    if (least >= 0 && v[BUDGET] < least) {
+        say(why, cap, "it is a run of a budget of %lld bytes, below the "
+            "least feasible for %s at length %lld, %lld bytes (an "
+            "infeasible point has an \"error\")", (long long)v[BUDGET],
+            st->name, (long long)v[T], (long long)least);
+        return -1;
+    }
+    if (v[PRED] > v[BUDGET] || v[PRED] < v[HID]) {
+        say(why, cap, "its \"predicted_checkpoint_peak_bytes\" is %lld, "
+            "not within its budget of %lld bytes", (long long)v[PRED],
+            (long long)v[BUDGET]);
+        return -1;
+    }
+    if (v[BWD] != v[T]) {
+        say(why, cap, "its \"backward_ops\" is %lld, not its length %lld "
+            "(a plan does one backward op a step)", (long long)v[BWD],
+            (long long)v[T]);
+        return -1;
+    }
+    if (v[FWD] < v[T] || v[REC] != v[FWD] - v[T] || v[PLANFWD] != v[FWD]) {
+        say(why, cap, "its \"forward_ops\" %lld, \"recompute_ops\" %lld "
+            "and \"plan_forward_ops\" %lld do not add up (the forward ops "
+            "are the length, %lld, and the recomputations, as planned)",
+            (long long)v[FWD], (long long)v[REC], (long long)v[PLANFWD],
+            (long long)v[T]);
+        return -1;
+    }
+    const int64_t known = bptt_strategy_known_cost(st, (size_t)v[T], v[HID],
+                                                   v[INTL], v[BUDGET]);
+    if (known >= 0 && known != INT64_MAX && known != v[FWD]) {
+        say(why, cap, "its \"forward_ops\" is %lld, not this point's %lld",
+            (long long)v[FWD], (long long)known);
+        return -1;
+    }
+    return 0;
+}
+
 int bptt_record_check(const bptt_grid *g, const char *line, size_t len,
                       size_t want, size_t *point, char *why, size_t cap)
 {
@@ -144,6 +431,15 @@ int bptt_record_check(const bptt_grid *g, const char *line, size_t len,
     }
     if (mode_fields(g, r, why, cap) != 0)
         goto out;
+    if (g->mode == BPTT_GRID_PLAN) {
+        const int c = plan_record_check(g, k, r, line, len, why, cap);
+        if (c == -2)
+            bad = BPTT_ENOMEM;
+        if (c != 0)
+            goto out;
+    } else if (run_record_check(g, k, r, why, cap) != 0) {
+        goto out;
+    }
     *point = k;
     bad = BPTT_OK;
 out:

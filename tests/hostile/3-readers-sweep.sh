@@ -50,6 +50,25 @@ set_line() {
         k.jsonl.partial >k.new && mv k.new k.jsonl.partial
 }
 
+# The header of FILE is the one an uninterrupted sweep writes, whatever
+# the partial's says of the machine: a sweep short of descriptors (ulimit
+# -n 4) could not read /proc/cpuinfo and wrote "cpu_model":"unknown"; the
+# rerun's FILE is still byte for byte the reference.
+hcase "resume after a run under ulimit -n 4 writes the header a whole sweep writes"
+rm -f k.jsonl k.jsonl.partial
+(ulimit -n 4; exec "$BPTT" sweep $G --out k.jsonl) </dev/null >/dev/null 2>&1 || true
+if [ -e k.jsonl ] || [ ! -s k.jsonl.partial ]; then
+    hskip "under ulimit -n 4 this sweep left no partial file here"
+else
+    resumed
+fi
+
+hcase "resume takes no machine fact from FILE.partial's header (a forged cpu_model)"
+if partial 2; then
+    sed -i '1s/"cpu_model":"[^"]*"/"cpu_model":"forged"/; 1s/"cpu_cores":[0-9]*/"cpu_cores":999/' k.jsonl.partial
+    resumed
+else hfail "no partial file"; fi
+
 hcase "resume refuses a corrupted middle line of FILE.partial (JSON cut inside)"
 if partial 3; then
     set_line 3 "$(sed -n 3p k.jsonl.partial | sed 's/"forward_ops":[0-9]*/"forward_ops":/')"
@@ -90,6 +109,79 @@ hcase "resume refuses two different records of one point"
 if partial 3; then
     sed -n 2p ref.jsonl | sed 's/"actions":\([0-9]*\)/"actions":1\1/' >>k.jsonl.partial
     refused_resume 5
+else hfail "no partial file"; fi
+
+# A plan-mode record is a function of its point: one forged to say
+# something else is refused, naming the file, the line and the field.
+nulled='s/"\(forward_ops\|recompute_ops\|backward_ops\|peak_slots\|forward_ops_per_step\|memory_fraction\|actions\)":[0-9.]*/"\1":null/g'
+for forged in "infeasible:$nulled:forward_ops" \
+              "min_memory:s/\"min_memory\":[0-9.]*/\"min_memory\":999/:min_memory" \
+              "full_peak_slots:s/\"full_peak_slots\":[0-9.]*/\"full_peak_slots\":7/:full_peak_slots" \
+              "backward_ops:s/\"backward_ops\":[0-9]*/\"backward_ops\":3/:backward_ops" \
+              "forward_ops_per_step:s/\"forward_ops_per_step\":[0-9.]*/\"forward_ops_per_step\":0.5/:forward_ops_per_step" \
+              "peak_slots:s/\"peak_slots\":[0-9.]*/\"peak_slots\":1000/:peak_slots"; do
+    what=${forged%%:*} rest=${forged#*:}
+    field=${rest##*:} expr=${rest%:*}
+    hcase "resume refuses a forged plan record ($what), naming the field"
+    if partial 3; then
+        set_line 3 "$(sed -n 3p ref.jsonl | sed "$expr")"
+        cp k.jsonl.partial k.before
+        hrun "$BPTT" sweep $G --out k.jsonl
+        if expect_refusal 2; then
+            if ! grep -qF "k.jsonl.partial:3 " err; then hfail "the line does not name k.jsonl.partial:3: $(shown err)"
+            elif ! grep -qF "\"$field\"" err; then hfail "the line does not name \"$field\": $(shown err)"
+            elif ! grep -qF -- "--force" err; then hfail "the line does not say --force: $(shown err)"
+            elif [ -e k.jsonl ]; then hfail "k.jsonl was written"
+            elif ! cmp -s k.jsonl.partial k.before; then hfail "the partial file was changed"
+            else hpass; fi
+        fi
+    else hfail "no partial file"; fi
+done
+
+hcase "resume refuses a forged plan record (an infeasible point given counts)"
+G2="--strategy msm --length 10 --alpha 2 --memory 0,50% --infeasible record"
+rm -f i.jsonl i.jsonl.partial
+"$BPTT" sweep $G2 --out i2.jsonl </dev/null >/dev/null 2>&1 || true
+BPTT_SWEEP_DIE_AFTER=1 "$BPTT" sweep $G2 --out i.jsonl </dev/null >/dev/null 2>&1 || true
+if [ -s i.jsonl.partial ] && [ ! -e i.jsonl ] && [ -s i2.jsonl ]; then
+    # point 1's counts (50%, feasible) as point 0's (0 slots, infeasible)
+    { sed -n 1p i.jsonl.partial
+      sed -n 3p i2.jsonl | sed 's/"point":1,"memory_spec":"50%"/"point":0,"memory_spec":"0"/; s/"memory":[0-9]*/"memory":0/'
+    } >i.new && mv i.new i.jsonl.partial
+    hrun "$BPTT" sweep $G2 --out i.jsonl
+    if expect_refusal 2; then
+        grep -qF 'i.jsonl.partial:2 is not a record of this sweep (its "forward_ops" is 15, not this point'"'"'s null)' err &&
+            hpass || hfail "$(shown err)"
+    fi
+else hfail "no partial file"; fi
+
+# A run-mode record: training is not redone, but what the point and the
+# record's own sizes determine is checked.
+G3="--mode run --length 8 --hidden 4 --batch 2 --memory 50%,2slots --iters 1"
+rm -f r.jsonl r.jsonl.partial
+BPTT_SWEEP_DIE_AFTER=1 "$BPTT" sweep $G3 --out r.jsonl </dev/null >/dev/null 2>&1 || true
+for forged in 's/"memory_budget_bytes":[0-9]*/"memory_budget_bytes":1/:memory_budget_bytes' \
+              's/"backward_ops":[0-9]*/"backward_ops":9/:backward_ops' \
+              's/"full_checkpoint_bytes":[0-9]*/"full_checkpoint_bytes":7/:full_checkpoint_bytes' \
+              's/"memory_given":"[^"]*"/"memory_given":"99%"/:memory_given'; do
+    field=${forged##*:} expr=${forged%:*}
+    hcase "resume refuses a forged run record ($field), naming the field"
+    if [ -s r.jsonl.partial ] && [ ! -e r.jsonl ] && [ "$(wc -l <r.jsonl.partial)" -eq 2 ]; then
+        cp r.jsonl.partial r.keep
+        sed -i "2$expr" r.jsonl.partial
+        hrun "$BPTT" sweep $G3 --out r.jsonl
+        if expect_refusal 2; then
+            grep -qF "r.jsonl.partial:2 is not a record of this sweep (its \"$field\"" err &&
+                hpass || hfail "$(shown err)"
+        fi
+        mv r.keep r.jsonl.partial; rm -f r.jsonl
+    else hfail "no partial file of one run"; fi
+done
+
+hcase "resume refuses a record giving a key twice"
+if partial 3; then
+    set_line 3 "$(sed -n 3p ref.jsonl | sed 's/}$/,"forward_ops":1}/')"
+    refused_resume 3
 else hfail "no partial file"; fi
 
 hcase "resume keeps one of two equal records of one point"
@@ -221,6 +313,12 @@ if parts; then
     refused_merge m.jsonl.parts/0.jsonl
 else hfail "no parts"; fi
 
+hcase "--merge refuses a part whose plan record is forged (a feasible point called infeasible)"
+if parts; then
+    sed -i "2$nulled" m.jsonl.parts/1.jsonl
+    refused_merge "m.jsonl.parts/1.jsonl is not point 1's part of this sweep (its \"forward_ops\" is null"
+else hfail "no parts"; fi
+
 hcase "--merge refuses a part that is a directory, as a directory"
 if parts; then
     rm m.jsonl.parts/1.jsonl
@@ -233,6 +331,14 @@ if parts; then
     hrun "$BPTT" sweep $G --out m.jsonl --merge
     [ "$hrc" -eq 0 ] && cmp -s m.jsonl ref.jsonl && hpass
     [ -z "$h_name" ] || hfail "exit $hrc: $(shown err)"
+else hfail "no parts"; fi
+
+hcase "--merge takes no machine fact from a part's header (a forged cpu_model)"
+if parts; then
+    sed -i '1s/"cpu_model":"[^"]*"/"cpu_model":"forged"/' m.jsonl.parts/0.jsonl m.jsonl.parts/2.jsonl
+    hrun "$BPTT" sweep $G --out m.jsonl --merge
+    [ "$hrc" -eq 0 ] && cmp -s m.jsonl ref.jsonl && hpass
+    [ -z "$h_name" ] || hfail "exit $hrc, or m.jsonl differs from ref.jsonl: $(shown err)"
 else hfail "no parts"; fi
 
 hcase "--only refuses an existing part whose record is corrupted (not 'done already')"

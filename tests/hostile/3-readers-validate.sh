@@ -105,3 +105,39 @@ for shape in object array; do
     if [ "$hrc" -eq 0 ] && grep -q '^valid plan' out; then hpass
     else hfail "exit $hrc: $(shown err)"; fi
 done
+
+# A stated count is a whole number a plan can have: 0 to 2^53 (a double
+# holds no larger one exactly, and no plan has that many actions); any
+# other (1e30, past the 9.2e18 that once meant "not stated", negative,
+# fractional, beyond a double's range) is exit 1 naming the field and
+# the value as given, as a wrong count is.
+for f in forward_ops:1e30 recompute_ops:1e19 backward_ops:9223372036854775807 \
+         actions:-3 forward_ops:2.5 recompute_ops:1e400 actions:1E+300; do
+    v=${f#*:} f=${f%%:*}
+    hcase "validate: a file stating \"$f\":$v (no plan's count) is exit 1 naming it"
+    mutate bad "s/\"$f\":[0-9.]*/\"$f\":$v/"
+    hrun "$BPTT" validate bad.json
+    if expect_refusal 1; then
+        if grep -qF "\"$f\":$v" err; then hpass; else hfail "the line does not name \"$f\":$v: $(shown err)"; fi
+    fi
+done
+
+# The validator's work follows the plan's length (a byte a step): a small
+# file stating a length its actions cannot cover (a plan of length T holds
+# T backward actions) is refused in one line, not run on 4 GiB.
+hcase "validate: a 100-byte plan stating length 4294967294 is refused at once"
+printf '{"length":4294967294,"schedule":[{"op":"advance","step":1},{"op":"backward","step":1}]}\n' >long.json
+if [ "${BPTT_SANITIZERS:-no}" = yes ]; then
+    hskip "a sanitizer build cannot run under ulimit -v (AddressSanitizer maps terabytes of shadow memory)"
+else
+    hrc=0
+    (ulimit -v 524288; exec timeout -k 2 10 "$BPTT" validate long.json) >out 2>err || hrc=$?
+    if expect_refusal 2; then
+        if grep -q '"length":4294967294 is more steps than the 2 actions' err; then hpass
+        else hfail "$(shown err)"; fi
+    fi
+fi
+hcase "validate: a step of 4294967294 alone (the length then) is refused at once"
+printf '[{"op":"advance","step":4294967294}]\n' >step.json
+hrun -t 10 "$BPTT" validate step.json
+expect_refusal 2 && { grep -q 'length 4294967294 (the largest step)' err && hpass || hfail "$(shown err)"; }

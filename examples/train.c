@@ -75,15 +75,22 @@ int main(void)
         return 1;
     }
 
-    /* the budget: 20% of full BPTT's checkpoints, in bytes */
-    bptt_budget b;
-    int64_t budget = 0;
-    rc = bptt_budget_parse("20%", &b);
-    if (rc == BPTT_OK)
-        rc = bptt_budget_bytes(&b, (int64_t)z.full_checkpoint_bytes,
-                               (int64_t)z.hidden_bytes, &budget);
+    /* the budget: 20% of full BPTT's checkpoints, resolved against the
+     * states' sizes (in the planner's units, a unit being u.quantum bytes) */
+    bptt_units u;
+    rc = bptt_units_from_bytes(&u, (int64_t)z.hidden_bytes,
+                               (int64_t)z.internal_bytes);
     if (rc != BPTT_OK)
-        return fail("the budget", rc);
+        return fail("the state sizes", rc);
+    const bptt_budget_sizes bz = {spec.length, u.hidden_units,
+                                  u.internal_units, u.quantum};
+    bptt_budget_resolved r;
+    rc = bptt_budget_resolve("20%", &bz, 0, &r, why, sizeof why);
+    if (rc != BPTT_OK) {
+        fprintf(stderr, "train: the budget: %s\n", why);
+        return 1;
+    }
+    const int64_t budget = r.bytes;
 
     /* the plan, and full BPTT's for the comparison */
     bptt_plan *plan = NULL, *full = NULL;

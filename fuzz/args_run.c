@@ -24,18 +24,23 @@ int fuzz_run_args(int argc, char **argv)
     FUZZ_CHECK(a.iters >= 1 && a.iters <= 1000000);
     FUZZ_CHECK(a.lr >= 1e-12 && a.lr <= 1e6);
     FUZZ_CHECK(a.memory != NULL && a.task != NULL && a.optimizer != NULL);
-    /* The budget, as cli_run parses it once the sizes are known: against a
-     * few (full BPTT's checkpoint bytes, hidden-state bytes), from the
+    /* The budget, as bptt run resolves it once the sizes are known:
+     * against a few (a hidden and an internal state's bytes), from the
      * smallest to the largest a machine could hold. */
-    static const int64_t sizes[][2] = {{4, 4},
-                                       {3 * 4096, 4096},
-                                       {(int64_t)1 << 40, (int64_t)1 << 20},
-                                       {(int64_t)1 << 60, (int64_t)1 << 40}};
+    static const double sizes[][2] = {{4, 4},
+                                      {4096, 3 * 4096},
+                                      {(double)(1 << 20), 0x1p40},
+                                      {0x1p40, 0x1p60}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        int64_t bytes = -1;
-        const int r = run_parse_memory(a.memory, sizes[i][0], sizes[i][1], &bytes);
-        FUZZ_CHECK(r == 0 || r == EXIT_USAGE);
-        FUZZ_CHECK(r != 0 || (bytes >= 0 && bytes <= BPTT_BUDGET_MAX_BYTES));
+        bptt_session_sizes z = {0};
+        z.hidden_bytes = sizes[i][0];
+        z.internal_bytes = sizes[i][1];
+        bptt_budget_resolved r;
+        const int rc = run_budget("run", "--memory", a.memory,
+                                  (size_t)a.length, &z, &r);
+        FUZZ_CHECK(rc == 0 || rc == EXIT_USAGE);
+        FUZZ_CHECK(rc != 0 || (r.bytes >= 0 && r.bytes <= BPTT_BUDGET_MAX_BYTES &&
+                               r.held_bytes >= 0 && r.held_bytes <= r.bytes));
     }
     return 0;
 }

@@ -168,6 +168,100 @@ START_TEST(test_budget_bytes_exact)
 }
 END_TEST
 
+/* bptt_budget_resolve, the one resolution: units, bytes, full, held, and
+ * a refusal that says what is wrong, for every form and its limits. */
+START_TEST(test_budget_resolve)
+{
+    /* alpha 3.5: a slot of 2 units, an internal state of 7, 16 bytes a
+     * unit; length 10: full BPTT holds 9 internal states, 63 units */
+    const bptt_budget_sizes z = {10, 2, 7, 16};
+    bptt_budget_resolved r;
+    char why[512];
+    ck_assert_int_eq(bptt_budget_resolve("5slots", &z, 0, &r, why,
+                                         sizeof why),
+                     BPTT_OK);
+    ck_assert_int_eq(r.units, 10);
+    ck_assert_int_eq(r.bytes, 160);
+    ck_assert_int_eq(r.full_units, 63);
+    ck_assert_int_eq(r.held_units, 10);
+    ck_assert_int_eq(r.held_bytes, 160);
+    ck_assert_str_eq(why, "");
+    /* a share rounds down to whole units; held stops at full + a slot */
+    ck_assert_int_eq(bptt_budget_resolve("50%", &z, 0, &r, why, sizeof why),
+                     BPTT_OK);
+    ck_assert_int_eq(r.units, 31);
+    ck_assert_int_eq(r.bytes, 31 * 16);
+    ck_assert_int_eq(bptt_budget_resolve("1000%", &z, 0, &r, why, sizeof why),
+                     BPTT_OK);
+    ck_assert_int_eq(r.units, 630);
+    ck_assert_int_eq(r.held_units, 63 + 2);
+    ck_assert_int_eq(r.held_bytes, 65 * 16);
+    /* bytes as written, units rounded down */
+    ck_assert_int_eq(bptt_budget_resolve("100B", &z, 0, &r, why, sizeof why),
+                     BPTT_OK);
+    ck_assert_int_eq(r.bytes, 100);
+    ck_assert_int_eq(r.units, 6);
+    /* half slots are whole units at alpha 3.5; a third is not */
+    ck_assert_int_eq(bptt_budget_resolve("2.5", &z, 0, &r, why, sizeof why),
+                     BPTT_OK);
+    ck_assert_int_eq(r.units, 5);
+    ck_assert_int_eq(bptt_budget_resolve("2.3", &z, 0, &r, why, sizeof why),
+                     BPTT_EINVAL);
+    ck_assert_msg(strstr(why, "steps of 0.5 slot (give 2 or 2.5)"), "%s",
+                  why);
+    /* the refusals, each saying what would work */
+    static const struct {
+        const char *text;
+        int flags, status;
+        const char *says;
+    } bad[] = {
+        {"200", BPTT_BUDGET_UNIT_REQUIRED, BPTT_EINVAL, "slots or bytes"},
+        {"5%,10%", 0, BPTT_EINVAL, "give one budget, not a list (e.g. '5%')"},
+        {"2,5%", 0, BPTT_EINVAL, "a comma is no decimal point"},
+        {"0x10KiB", 0, BPTT_EINVAL, "hexadecimal is not read"},
+        {"lots", 0, BPTT_EINVAL, "'lots' is not a budget (give slots"},
+        {"1000001%", 0, BPTT_ETOOBIG, "a percentage up to 1000000%"},
+        {"2305843009213693952B", 0, BPTT_ETOOBIG,
+         "give at most 2305843009213693951 bytes"},
+        {"99999999999999999999", 0, BPTT_ETOOBIG, "is out of range"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ck_assert_msg(bptt_budget_resolve(bad[i].text, &z, bad[i].flags, &r,
+                                          why, sizeof why) == bad[i].status,
+                      "%s: %s", bad[i].text, why);
+        ck_assert_msg(strstr(why, bad[i].says), "%s: %s", bad[i].text, why);
+    }
+    /* without byte sizes a budget in bytes is refused, with its reason */
+    const bptt_budget_sizes slots = {10, 1, 4, 0};
+    ck_assert_int_eq(bptt_budget_resolve("64MiB", &slots, 0, &r, why,
+                                         sizeof why),
+                     BPTT_EINVAL);
+    ck_assert_msg(strstr(why, "is in bytes"), "%s", why);
+    ck_assert_int_eq(bptt_budget_resolve("7", &slots, 0, &r, NULL, 0),
+                     BPTT_OK);
+    ck_assert_int_eq(r.bytes, -1);
+    ck_assert_int_eq(r.held_bytes, -1);
+    /* a share of a full peak past 64 bits, and one past the largest */
+    const bptt_budget_sizes huge = {(size_t)1 << 31, 1000000, 999999999999,
+                                    0};
+    ck_assert_int_eq(bptt_budget_resolve("5%", &huge, 0, &r, why, sizeof why),
+                     BPTT_ETOOBIG);
+    ck_assert_msg(strstr(why, "more than 2^63 units"), "%s", why);
+    const bptt_budget_sizes big = {2147483646, 1, 1000000, 0};
+    ck_assert_int_eq(bptt_budget_resolve("1000000%", &big, 0, &r, why,
+                                         sizeof why),
+                     BPTT_ETOOBIG);
+    ck_assert_msg(strstr(why, "give at most 107374.182550%"), "%s", why);
+    /* no text, no sizes */
+    ck_assert_int_eq(bptt_budget_resolve(NULL, &z, 0, &r, NULL, 0),
+                     BPTT_EINVAL);
+    ck_assert_int_eq(bptt_budget_resolve("5%", NULL, 0, &r, NULL, 0),
+                     BPTT_EINVAL);
+    ck_assert_int_eq(bptt_budget_resolve("5%", &z, 0, NULL, NULL, 0),
+                     BPTT_EINVAL);
+}
+END_TEST
+
 /* ---- the grid ------------------------------------------------------------- */
 
 static int grid_of(bptt_grid *g, const char *config, bptt_strbuf *err)
@@ -788,10 +882,10 @@ static Suite *io_suite(void)
     Suite *s = suite_create("io");
     struct {
         const char *name;
-        const TTest *tests[5];
+        const TTest *tests[6];
     } cases[] = {
         {"budget", {test_budget_forms, test_budget_edges,
-                    test_budget_bytes_exact,
+                    test_budget_bytes_exact, test_budget_resolve,
                     test_budget_decimal_only, test_budget_locale}},
         {"threads", {test_threads_cap}},
         {"grid", {test_grid_ranges, test_grid_errors, test_grid_locked}},

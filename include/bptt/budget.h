@@ -121,8 +121,9 @@ typedef struct {
                             units * quantum; -1 without a quantum */
     int64_t full_units;  /* full BPTT's peak in units (bptt_full_peak) */
     /* The most a plan under the budget ever stores, in units: the budget,
-     * or full BPTT's peak and a hidden state where the budget is more */
-    int64_t held_units;
+     * or full BPTT's peak and a hidden state where the budget is more;
+     * and in bytes (-1 without a quantum) */
+    int64_t held_units, held_bytes;
 } bptt_budget_resolved;
 
 /* Resolves the budget text (`--memory`, a sweep's memory value, Python's

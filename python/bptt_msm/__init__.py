@@ -35,7 +35,6 @@ ADVANCE, SAVE_HIDDEN, SAVE_INTERNAL, RESTORE_HIDDEN, RESTORE_INTERNAL, \
 STRATEGIES = ("full", "chen", "hsm", "ism", "msm", "ism-paper", "msm-paper")
 
 _OK, _EINVAL, _ENOMEM, _EINFEASIBLE, _EBADPLAN, _ETOOBIG = range(6)
-_BUDGET_SLOTS, _BUDGET_PERCENT, _BUDGET_BYTES = range(3)
 _INT64_MAX = 2 ** 63 - 1
 
 
@@ -102,6 +101,22 @@ class _Budget(ctypes.Structure):
                 ("bytes", ctypes.c_int64)]
 
 
+class _Sizes(ctypes.Structure):  # bptt_budget_sizes
+    _fields_ = [("length", ctypes.c_size_t),
+                ("hidden_units", ctypes.c_int64),
+                ("internal_units", ctypes.c_int64),
+                ("quantum", ctypes.c_int64)]
+
+
+class _Resolved(ctypes.Structure):  # bptt_budget_resolved
+    _fields_ = [("given", _Budget),
+                ("units", ctypes.c_int64),
+                ("bytes", ctypes.c_int64),
+                ("full_units", ctypes.c_int64),
+                ("held_units", ctypes.c_int64),
+                ("held_bytes", ctypes.c_int64)]
+
+
 # ---- loading ---------------------------------------------------------------
 
 _libs = None
@@ -158,14 +173,11 @@ def _library():
     lib.bptt_units_from_bytes.argtypes = [ctypes.POINTER(_Units), i64, i64]
     lib.bptt_full_peak.restype = i64
     lib.bptt_full_peak.argtypes = [sz, i64, i64]
-    lib.bptt_budget_parse.restype = ctypes.c_int
-    lib.bptt_budget_parse.argtypes = [ctypes.c_char_p, ctypes.POINTER(_Budget)]
-    lib.bptt_budget_bytes.restype = ctypes.c_int
-    lib.bptt_budget_bytes.argtypes = [ctypes.POINTER(_Budget), i64, i64,
-                                      ctypes.POINTER(i64)]
-    lib.bptt_budget_units.restype = ctypes.c_int
-    lib.bptt_budget_units.argtypes = [ctypes.POINTER(_Budget), i64, i64,
-                                      ctypes.POINTER(i64)]
+    lib.bptt_budget_resolve.restype = ctypes.c_int
+    lib.bptt_budget_resolve.argtypes = [ctypes.c_char_p,
+                                        ctypes.POINTER(_Sizes), ctypes.c_int,
+                                        ctypes.POINTER(_Resolved),
+                                        ctypes.c_char_p, sz]
     lib.bptt_threads_cap.restype = ctypes.c_int
     lib.bptt_threads_cap.argtypes = []
     lib.bptt_threads_max.restype = ctypes.c_int
@@ -241,52 +253,22 @@ def memory_bytes(memory, length, hidden_bytes, internal_bytes):
         text = b"\xff"  # not a budget either way
     if b"\0" in text:
         text = b"\xff"
-    b = _Budget()
-    rc = lib.bptt_budget_parse(text, ctypes.byref(b))
-    if rc != _OK:
-        raise ValueError(
-            "bptt_msm: memory %r is not a budget%s: give bytes as an int "
-            "or with a unit ('64MiB', '100000B'), slots ('200' or "
-            "'200slots', a slot being a hidden state) or a share of full "
-            "BPTT's memory ('5%%')"
-            % (memory, " (out of range)" if rc == _ETOOBIG else ""))
     u = _Units()
     rc = lib.bptt_units_from_bytes(ctypes.byref(u), hidden_bytes,
-                                        internal_bytes)
+                                   internal_bytes)
     if rc != _OK:
         raise PlanError("bptt_msm: sizes %d and %d bytes: %s"
                         % (hidden_bytes, internal_bytes, _strerror(rc)))
-    out = ctypes.c_int64()
-    if b.kind == _BUDGET_BYTES:
-        rc = lib.bptt_budget_bytes(ctypes.byref(b), 0, hidden_bytes,
-                                         ctypes.byref(out))
-        return out.value if rc == _OK else _too_big(memory, rc)
-    full = lib.bptt_full_peak(length, u.hidden_units, u.internal_units)
-    if full < 0:
-        raise ValueError("bptt_msm: memory %r is a share of full BPTT's "
-                         "memory, which for length %d and an internal state "
-                         "of %d bytes does not fit in 64 bits; give bytes or "
-                         "slots" % (memory, length, internal_bytes))
-    rc = lib.bptt_budget_units(ctypes.byref(b), u.hidden_units, full,
-                                     ctypes.byref(out))
+    # the one resolution of a budget, bptt plan's and bptt run's
+    z = _Sizes(length, u.hidden_units, u.internal_units, u.quantum)
+    r = _Resolved()
+    why = ctypes.create_string_buffer(512)
+    rc = lib.bptt_budget_resolve(text, ctypes.byref(z), 0, ctypes.byref(r),
+                                 why, len(why))
     if rc != _OK:
-        return _too_big(memory, rc)
-    if out.value > _BUDGET_MAX // u.quantum:
-        return _too_big(memory, _ETOOBIG)
-    return out.value * u.quantum
-
-
-# The largest budget the planner takes, in bytes (BPTT_BUDGET_MAX_SLOTS).
-_BUDGET_MAX = _INT64_MAX // 4
-
-
-def _too_big(memory, rc):
-    if rc == _ETOOBIG:
-        raise ValueError("bptt_msm: memory %r comes to more than %d bytes, "
-                         "the largest budget a plan takes (give less)"
-                         % (memory, _BUDGET_MAX))
-    raise ValueError("bptt_msm: memory %r cannot be used here (%s)"
-                     % (memory, _strerror(rc)))
+        raise ValueError("bptt_msm: memory %r: %s"
+                         % (memory, why.value.decode("utf-8", "replace")))
+    return r.bytes
 
 
 # ---- plans ----------------------------------------------------------------

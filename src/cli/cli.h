@@ -44,10 +44,12 @@ int cli_parse_int(const char *cmd, const char *opt, const char *text,
 int cli_parse_format(const char *cmd, const char *text,
                      enum output_format *out);
 
-/* A memory budget: "N" or "Nslots" (slots), "P%" (of `full`, rounded
- * down).  Values are units in [0, INT64_MAX / 4]. */
-int cli_parse_budget(const char *cmd, const char *text, int64_t full,
-                     int64_t *out);
+/* A memory budget as written, resolved against sizes z (budget.h:
+ * bptt_budget_resolve, the one resolution): 0 with *r, or the library's
+ * refusal for option opt and EXIT_USAGE. */
+int cli_budget(const char *cmd, const char *opt, const char *text,
+               const bptt_budget_sizes *z, int flags,
+               bptt_budget_resolved *r);
 
 /* A subcommand's usage text onto f, with "@STRATEGIES@" and "@CELLS@"
  * replaced by the library's lists ("full, chen, ... or msm-paper"), so
@@ -80,17 +82,6 @@ struct option;
 int cli_getopt(const char *cmd, int argc, char **argv,
                const struct option *opts, const char **seen, int *rc);
 
-/* A budget in slots (b, parsed from text: "174.5") in units of a slot of
- * unit units (alpha's): 0 with *out, or the error for opt (a fraction
- * that is not a whole number of units names the two budgets around it)
- * and EXIT_USAGE. */
-int cli_slots_units(const char *cmd, const char *opt, const bptt_budget *b,
-                    const char *text, int64_t unit, const char *alpha,
-                    int64_t *out);
-
-/* cli_parse_budget's value without a message: 0, -1 (not a budget) or -2
- * (out of range). */
-int cli_budget_value(const char *text, int64_t full, int64_t *out);
 
 
 /* An output that is written at the end of the work and renamed into place

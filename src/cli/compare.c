@@ -134,19 +134,11 @@ static int parse_plans(compare_args *a)
             return cli_unknown_strategy(CMD, opt, p);
         }
         a->memory[a->n] = colon + 1;
-        int64_t bytes;
-        const int v = run_memory_value(colon + 1, 1, 1, &bytes);
-        if (v == -1)
-            return cli_error(EXIT_USAGE, CMD, "--plans item %zu: '%s' is not "
-                             "a budget (give bytes with a unit, e.g. 64MiB or "
-                             "100000B, a share of full BPTT's checkpoint "
-                             "bytes, e.g. 5%%, or slots, e.g. 200slots)", i,
-                             colon + 1);
-        if (v == -2)
-            return cli_error(EXIT_USAGE, CMD, "--plans item %zu: %s is out of "
-                             "range (give at most %" PRId64 " bytes, e.g. "
-                             "64MiB, or a share up to 1000000%%)", i,
-                             colon + 1, (int64_t)BPTT_BUDGET_MAX_BYTES);
+        char opt[40];
+        snprintf(opt, sizeof opt, "--plans item %zu", i);
+        const int v = run_budget_form(CMD, opt, colon + 1);
+        if (v != 0)
+            return v;
         a->n++;
         if (!comma)
             return 0;
@@ -267,29 +259,22 @@ static int compare(compare_args *a)
     int64_t budget_bytes[MAX_PLANS];
     double held = 0; /* the most checkpoint bytes any plan may hold */
     for (size_t p = 0; p < a->n; p++) {
-        const int v = run_memory_value(a->memory[p],
-                                       (int64_t)z.full_checkpoint_bytes,
-                                       (int64_t)z.hidden_bytes,
-                                       &budget_bytes[p]);
-        if (v != 0)
-            return cli_error(EXIT_USAGE, CMD, "--plans item %zu: %s is out "
-                             "of range for these sizes (give at most %" PRId64
-                             " bytes)", p + 1, a->memory[p],
-                             (int64_t)BPTT_BUDGET_MAX_BYTES);
-        held = fmax(held, fmin((double)budget_bytes[p],
-                               z.full_checkpoint_bytes + z.hidden_bytes));
+        char opt[40];
+        snprintf(opt, sizeof opt, "--plans item %zu", p + 1);
+        bptt_budget_resolved r;
+        if ((rc = run_budget(CMD, opt, a->memory[p], (size_t)a->m.length, &z,
+                             &r)) != 0)
+            return rc;
+        budget_bytes[p] = r.bytes;
+        held = fmax(held, (double)r.held_bytes);
     }
     const double phys = (double)bptt_phys_bytes();
     if (z.fixed_bytes + held > phys)
         return run_too_big(CMD, "with its largest budget this comparison "
                            "would hold up to", z.fixed_bytes + held,
                            "give smaller budgets in --plans, e.g. 5%");
-    int64_t largest = 0;
-    for (size_t p = 0; p < a->n; p++)
-        if (budget_bytes[p] > largest)
-            largest = budget_bytes[p];
     int threads;
-    if ((rc = run_set_threads(CMD, a->m.threads, &z, largest, &threads)))
+    if ((rc = run_set_threads(CMD, a->m.threads, &z, held, &threads)))
         return rc;
     bptt_plan *plans[MAX_PLANS] = {NULL};
     bptt_compare_result res[MAX_PLANS];

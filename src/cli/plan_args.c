@@ -131,31 +131,22 @@ static int state_units(plan_args *a)
     return 0;
 }
 
-/* A budget in units: slots (a->h units each), a share of full (units), or
- * bytes (with --cell only).  0, or the error and EXIT_USAGE. */
-static int budget_units(const plan_args *a, const char *text, int64_t full,
-                        int64_t *out)
+/* A budget in units: slots (a->h units each), a share of full BPTT's
+ * peak, or bytes (with --cell only).  0, or the error and EXIT_USAGE. */
+static int budget_units(const plan_args *a, const char *text, int64_t *out)
 {
     bptt_budget b;
-    const int prc = bptt_budget_parse(text, &b);
+    bptt_budget_parse(text, &b);
     if (b.kind == BPTT_BUDGET_BYTES && !a->quantum)
         return cli_error(EXIT_USAGE, CMD, "--memory: '%s' is in bytes, which "
                          "needs the network's sizes (give --cell), or give "
                          "slots (200) or a share (5%%)", text);
-    if (b.kind == BPTT_BUDGET_BYTES && prc == BPTT_ETOOBIG)
-        return cli_error(EXIT_USAGE, CMD, "--memory: %s is out of range (give "
-                         "at most %" PRId64 " bytes, e.g. 64MiB)", text,
-                         (int64_t)BPTT_BUDGET_MAX_BYTES);
-    if (prc != BPTT_OK)
-        return cli_parse_budget(CMD, text, full, out); /* its error */
-    if (b.kind == BPTT_BUDGET_BYTES) {
-        *out = b.bytes / a->quantum;
-        return 0;
-    }
-    if (b.kind == BPTT_BUDGET_SLOTS)
-        return cli_slots_units(CMD, "--memory", &b, text, a->h, a->alpha_text,
-                               out);
-    return cli_parse_budget(CMD, text, full, out); /* a share of full */
+    const bptt_budget_sizes z = {(size_t)a->length, a->h, a->s, a->quantum};
+    bptt_budget_resolved r;
+    const int rc = cli_budget(CMD, "--memory", text, &z, 0, &r);
+    if (rc == 0)
+        *out = r.units;
+    return rc;
 }
 
 int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
@@ -321,9 +312,8 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
     if ((a->actions || a->curve) && a->n_budgets > 1)
         return cli_error(EXIT_USAGE, CMD, "--%s takes one budget, not a list",
                          a->actions ? "actions" : "curve");
-    const int64_t full = bptt_full_peak((size_t)a->length, a->h, a->s);
     for (int i = 0; i < a->n_budgets && rc == 0; i++)
-        rc = budget_units(a, a->budget_text[i], full, &a->budget[i]);
+        rc = budget_units(a, a->budget_text[i], &a->budget[i]);
     if (rc == 0 && a->curve && a->budget[0] > MAX_CURVE)
         return cli_error(EXIT_USAGE, CMD, "--curve prints one line per budget "
                          "1..M; M = %" PRId64 " (%s) is more than %d lines "

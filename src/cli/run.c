@@ -166,19 +166,19 @@ int run_preflight_sizes(const char *cmd, const run_args *a,
     return 0;
 }
 
-static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
+static int preflight(const run_args *a, run_sizes *z,
+                     bptt_budget_resolved *budget)
 {
     int rc = run_preflight_sizes(CMD, a, z);
     if (rc != 0)
         return rc;
     const double phys = (double)bptt_phys_bytes();
-    if ((rc = run_parse_memory(a->memory, (int64_t)z->full_checkpoint_bytes,
-                           (int64_t)z->hidden_bytes, budget_bytes)) != 0)
+    if ((rc = run_budget(CMD, "--memory", a->memory, (size_t)a->length, z,
+                         budget)) != 0)
         return rc;
     /* A budget above full BPTT's needs is fine as given (the plan holds no
      * more than it needs); what the plan can hold must fit in memory. */
-    const double held = fmin((double)*budget_bytes,
-                             z->full_checkpoint_bytes + z->hidden_bytes);
+    const double held = (double)budget->held_bytes;
     if (z->fixed_bytes + held > phys) {
         char c[32];
         char what[96];
@@ -195,15 +195,13 @@ static int preflight(const run_args *a, run_sizes *z, int64_t *budget_bytes)
  * otherwise spin in OpenBLAS's allocator when it first calls it) and for
  * what the run holds; 0, or the one-line refusal and EXIT_USAGE. */
 int run_address_space_room(const char *cmd, int threads,
-                           const bptt_session_sizes *z, int64_t budget_bytes)
+                           const bptt_session_sizes *z, double held)
 {
     int64_t left, limit;
     if (!bptt_address_space_left(&left, &limit))
         return 0;
     extern char **environ;
     const int started = bptt_blas_start_threads(environ);
-    const double held = fmin((double)budget_bytes,
-                             z->full_checkpoint_bytes + z->hidden_bytes);
     /* what the run allocates itself fails cleanly (its allocator returns
      * BPTT_ENOMEM) but is counted, so that the advice is a limit that
      * works */
@@ -224,7 +222,7 @@ int run_address_space_room(const char *cmd, int threads,
 }
 
 int run_set_threads(const char *cmd, int64_t asked,
-                    const bptt_session_sizes *z, int64_t budget_bytes,
+                    const bptt_session_sizes *z, double held_bytes,
                     int *threads)
 {
     int n = (int)asked;
@@ -232,14 +230,14 @@ int run_set_threads(const char *cmd, int64_t asked,
     /* before OpenBLAS is given the threads (it then maps their buffers) */
     const int rc = run_address_space_room(cmd, n > 0 ? n
                                                     : omp_get_max_threads(),
-                                          z, budget_bytes);
+                                          z, held_bytes);
     if (rc != 0)
         return rc;
     if (n > 0)
         omp_set_num_threads(n);
     n = omp_get_max_threads();
 #else
-    (void)cmd, (void)z, (void)budget_bytes;
+    (void)cmd, (void)z, (void)held_bytes;
     n = 1;
 #endif
     openblas_set_num_threads(n);
@@ -499,9 +497,10 @@ int cli_run(int argc, char **argv)
 
     /* every check before the first allocation */
     run_sizes z;
-    int64_t budget_bytes = 0;
-    if ((rc = preflight(&a, &z, &budget_bytes)) != 0)
+    bptt_budget_resolved budget;
+    if ((rc = preflight(&a, &z, &budget)) != 0)
         return rc;
+    const int64_t budget_bytes = budget.bytes;
     const size_t T = (size_t)a.length;
     const double hb = z.hidden_bytes, sb = z.internal_bytes;
     const double full_ckpt = z.full_checkpoint_bytes;
@@ -509,7 +508,8 @@ int cli_run(int argc, char **argv)
     bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb);
     const int64_t budget_units = budget_bytes / u.quantum;
     int threads;
-    if ((rc = run_set_threads(CMD, a.threads, &z, budget_bytes, &threads)))
+    if ((rc = run_set_threads(CMD, a.threads, &z, (double)budget.held_bytes,
+                              &threads)))
         return rc;
     /* plan once (bptt_plan_make): an infeasible budget is refused before
      * any table is built, a table or plan past half of memory before it
@@ -532,11 +532,11 @@ int cli_run(int argc, char **argv)
         return cli_plan_cost_fits(CMD, a.strategy->name, T, budget_units,
                                   ps.forward_ops);
     if (rc == BPTT_ETOOBIG || rc == BPTT_ENOMEM) {
-        char budget[96];
-        snprintf(budget, sizeof budget, "a budget of %s (%" PRId64 " bytes)",
+        char said[96];
+        snprintf(said, sizeof said, "a budget of %s (%" PRId64 " bytes)",
                  a.memory, budget_bytes);
         return cli_table_error(CMD, rc, a.strategy, T, u.hidden_units,
-                               u.internal_units, budget_units, budget);
+                               u.internal_units, budget_units, said);
     }
     if (rc != BPTT_OK)
         return cli_error(1, CMD, "planning failed: %s", bptt_strerror(rc));
@@ -545,7 +545,7 @@ int cli_run(int argc, char **argv)
     const double plan_bytes =
         bptt_plan_bytes_bound(T, ps.forward_ops) +
         (a.memory_trace ? (double)ps.n_actions * sizeof(bptt_exec_point) : 0);
-    const double held = fmin((double)budget_bytes, full_ckpt + hb);
+    const double held = (double)budget.held_bytes;
     if (z.fixed_bytes + held + plan_bytes > (double)bptt_phys_bytes()) {
         bptt_plan_free(plan);
         char p[32], what[96];

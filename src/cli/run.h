@@ -60,17 +60,17 @@ int run_too_big(const char *cmd, const char *what, double need,
 
 /* Under an address-space limit (ulimit -v): room for the OpenBLAS buffers
  * of threads beyond those it started with and for what a run of sizes z
- * and budget_bytes holds: 0, or the one-line refusal for cmd and
- * EXIT_USAGE. */
+ * holds with held_bytes of checkpoints (bptt_budget_resolved's): 0, or
+ * the one-line refusal for cmd and EXIT_USAGE. */
 int run_address_space_room(const char *cmd, int threads,
-                           const bptt_session_sizes *z, int64_t budget_bytes);
+                           const bptt_session_sizes *z, double held_bytes);
 
 /* The threads of a run: asked (0: OpenMP's default) given to OpenMP and
  * OpenBLAS, after run_address_space_room made sure their buffers fit
- * (budget_bytes: the largest checkpoint budget).  0 with *threads set, or
- * the refusal's exit code. */
+ * (held_bytes: the most checkpoint bytes any of its plans holds).  0 with
+ * *threads set, or the refusal's exit code. */
 int run_set_threads(const char *cmd, int64_t asked,
-                    const bptt_session_sizes *z, int64_t budget_bytes,
+                    const bptt_session_sizes *z, double held_bytes,
                     int *threads);
 
 /* The timed iterations (after the one warm-up) whose median the text
@@ -84,13 +84,13 @@ void run_usage(FILE *f);
  * one-line error printed and EXIT_USAGE. */
 int run_parse_args(int argc, char **argv, run_args *a, int *help);
 
-/* A --memory value in bytes without a message: 0, -1 (not a budget) or
- * -2 (out of range). */
-int run_memory_value(const char *text, int64_t full_bytes,
-                     int64_t hidden_bytes, int64_t *out);
-/* A --memory value in bytes, given full BPTT's checkpoint bytes and a
- * hidden state's (for slots): 0, or the one-line error and EXIT_USAGE. */
-int run_parse_memory(const char *text, int64_t full_bytes,
-                     int64_t hidden_bytes, int64_t *out);
+/* A budget as written (--memory, an item of compare's --plans) resolved
+ * against a run's sizes (bptt_budget_resolve, the one resolution: a unit
+ * required, "200" being slots or bytes): 0 with *r, or the one-line error
+ * for opt and EXIT_USAGE. */
+int run_budget(const char *cmd, const char *opt, const char *text, size_t T,
+               const bptt_session_sizes *z, bptt_budget_resolved *r);
+/* Its form alone, before the sizes are known: 0, or the error. */
+int run_budget_form(const char *cmd, const char *opt, const char *text);
 
 #endif

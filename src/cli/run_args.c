@@ -266,41 +266,23 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
     return 0;
 }
 
-/* "64MiB", "512KiB", "3GB", "100000B", "5%", "200slots" -> bytes
- * (budget.h) */
-int run_memory_value(const char *text, int64_t full_bytes,
-                     int64_t hidden_bytes, int64_t *out)
+int run_budget(const char *cmd, const char *opt, const char *text, size_t T,
+               const bptt_session_sizes *z, bptt_budget_resolved *r)
 {
-    bptt_budget b;
-    int rc = bptt_budget_parse(text, &b);
-    if (b.kind == BPTT_BUDGET_SLOTS && !*b.unit) /* "200": slots or bytes? */
-        rc = BPTT_EINVAL;
-    if (rc == BPTT_OK)
-        rc = bptt_budget_bytes(&b, full_bytes, hidden_bytes, out);
-    return rc == BPTT_OK ? 0 : rc == BPTT_ETOOBIG ? -2 : -1;
+    bptt_units u;
+    if (z->internal_bytes > (double)BPTT_BUDGET_MAX_BYTES ||
+        bptt_units_from_bytes(&u, (int64_t)z->hidden_bytes,
+                              (int64_t)z->internal_bytes) != BPTT_OK)
+        return cli_error(EXIT_USAGE, cmd, "%s: states of %.0f bytes are too "
+                         "large to plan", opt, z->internal_bytes);
+    const bptt_budget_sizes s = {T, u.hidden_units, u.internal_units,
+                                 u.quantum};
+    return cli_budget(cmd, opt, text, &s, BPTT_BUDGET_UNIT_REQUIRED, r);
 }
 
-int run_parse_memory(const char *text, int64_t full_bytes,
-                     int64_t hidden_bytes, int64_t *out)
+int run_budget_form(const char *cmd, const char *opt, const char *text)
 {
-    const int rc = run_memory_value(text, full_bytes, hidden_bytes, out);
-    if (rc == 0)
-        return 0;
-    if (rc == -2)
-        return cli_error(EXIT_USAGE, CMD, "--memory: %s is out of range (give "
-                         "at most %" PRId64 " bytes, e.g. 64MiB, or a share up "
-                         "to 1000000%%)", text, (int64_t)BPTT_BUDGET_MAX_BYTES);
-    const char *why = bptt_number_trouble(text);
-    if (why)
-        return cli_error(EXIT_USAGE, CMD,
-                         "--memory: '%s' is not a budget: %s (write numbers "
-                         "in decimal digits with a point, e.g. 64MiB, "
-                         "1.5MiB or 2.5%%; one budget, not a list)",
-                         text, why);
-    return cli_error(EXIT_USAGE, CMD,
-                     "--memory: '%s' is not a budget (give bytes with a unit, "
-                     "e.g. 64MiB or 100000B, a share of full BPTT's "
-                     "checkpoint bytes, e.g. 5%%, or slots, e.g. 200slots; "
-                     "one budget, not a list)",
-                     text);
+    const bptt_budget_sizes one = {1, 1, 1, 1};
+    bptt_budget_resolved r;
+    return cli_budget(cmd, opt, text, &one, BPTT_BUDGET_UNIT_REQUIRED, &r);
 }

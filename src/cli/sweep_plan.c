@@ -19,12 +19,9 @@ static int plan_point_at(const sweep *s, size_t point, plan_point *p)
 {
     if (bptt_grid_plan_point(&s->g, point, p) == BPTT_OK)
         return 0;
-    bptt_budget b;
-    if (bptt_budget_parse(p->spec, &b) == BPTT_OK &&
-        b.kind == BPTT_BUDGET_SLOTS)
-        return cli_slots_units(CMD, "--memory", &b, p->spec, p->h,
-                               p->alpha_text, &p->budget);
-    return cli_parse_budget(CMD, p->spec, p->full, &p->budget);
+    const bptt_budget_sizes z = {p->length, p->h, p->alpha, 0};
+    bptt_budget_resolved r;
+    return cli_budget(CMD, "--memory", p->spec, &z, 0, &r);
 }
 
 static int infeasible_error(const sweep *s, size_t point, const char *what)

@@ -252,84 +252,14 @@ int cli_parse_format(const char *cmd, const char *text,
     return 0;
 }
 
-int cli_budget_value(const char *text, int64_t full, int64_t *out)
+int cli_budget(const char *cmd, const char *opt, const char *text,
+               const bptt_budget_sizes *z, int flags,
+               bptt_budget_resolved *r)
 {
-    bptt_budget b;
-    int rc = bptt_budget_parse(text, &b);
-    if (b.kind == BPTT_BUDGET_BYTES) /* slots or shares only */
-        return -1;
-    if (rc == BPTT_OK)
-        rc = bptt_budget_slots(&b, full, out);
-    return rc == BPTT_OK ? 0 : rc == BPTT_ETOOBIG ? -2 : -1;
-}
-
-int cli_parse_budget(const char *cmd, const char *text, int64_t full,
-                     int64_t *out)
-{
-    const int64_t hi = BPTT_BUDGET_MAX_SLOTS;
-    const int rc = cli_budget_value(text, full, out);
-    if (rc == 0)
+    char why[512];
+    if (bptt_budget_resolve(text, z, flags, r, why, sizeof why) == BPTT_OK)
         return 0;
-    const char *why = rc == -1 ? bptt_number_trouble(text) : NULL;
-    if (why)
-        return cli_error(EXIT_USAGE, cmd,
-                         "--memory: '%s' is not a budget: %s (write numbers "
-                         "in decimal digits with a point, e.g. 200, 2.5%% "
-                         "or 1.5MiB)",
-                         text, why);
-    if (rc == -1)
-        return cli_error(EXIT_USAGE, cmd,
-                         "--memory: '%s' is not a budget (give slots, e.g. "
-                         "200 or 200slots, or a share of full BPTT's memory, "
-                         "e.g. 5%%; lists: 5%%,10%%)",
-                         text);
-    bptt_budget b;
-    if (bptt_budget_parse(text, &b) == BPTT_OK &&
-        b.kind == BPTT_BUDGET_PERCENT) {
-        /* the share itself was read: what is too big is the full BPTT
-         * memory it is a share of, or that share of it */
-        if (full < 0)
-            return cli_error(EXIT_USAGE, cmd,
-                             "--memory: %s is a share of full BPTT's memory, "
-                             "which at this length and state size is more "
-                             "than 2^63 units and cannot be planned (give "
-                             "slots)",
-                             text);
-        /* the largest share that plans, rounded down to 6 decimals */
-        const double most = floor((double)hi / (double)full * 1e8) / 1e6;
-        return cli_error(EXIT_USAGE, cmd,
-                         "--memory: %s of full BPTT's memory (%" PRId64
-                         " units) is more than the %" PRId64 " units a plan "
-                         "can take (give at most %.6f%%, or slots)",
-                         text, full, hi, most);
-    }
-    return cli_error(EXIT_USAGE, cmd,
-                     "--memory: %s is out of range (give 0 to %" PRId64
-                     " slots, or a percentage up to 1000000%%)",
-                     text, hi);
-}
-
-int cli_slots_units(const char *cmd, const char *opt, const bptt_budget *b,
-                    const char *text, int64_t unit, const char *alpha,
-                    int64_t *out)
-{
-    const int rc = bptt_budget_units(b, unit, 0, out);
-    if (rc == BPTT_OK)
-        return 0;
-    if (rc == BPTT_ETOOBIG)
-        return cli_error(EXIT_USAGE, cmd, "%s: %s is out of range (give at "
-                         "most %" PRId64 " slots)", opt, text,
-                         BPTT_BUDGET_MAX_SLOTS / unit);
-    int64_t lo, hi;
-    bptt_budget_units_near(b, unit, &lo, &hi);
-    char step[32], below[32], above[32];
-    bptt_slots_text(step, sizeof step, 1, unit);
-    bptt_slots_text(below, sizeof below, lo, unit);
-    bptt_slots_text(above, sizeof above, hi, unit);
-    return cli_error(EXIT_USAGE, cmd, "%s: %s slots is not a budget at alpha "
-                     "%s, whose budgets go in steps of %s slot (give %s or "
-                     "%s)", opt, text, alpha, step,
-                     below, above);
+    return cli_error(EXIT_USAGE, cmd, "%s: %s", opt, why);
 }
 
 double cli_seconds(void)

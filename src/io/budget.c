@@ -297,6 +297,33 @@ static const char *forms(const bptt_budget_sizes *z, int flags)
            "share of full BPTT's memory, e.g. 5%";
 }
 
+/* Whether text is two or more budgets with commas between ("5%,10%",
+ * "64MiB,128MiB"), where one is taken.  A comma between two digits is
+ * taken for a decimal comma ("2,5%"), which bptt_number_trouble names. */
+static int is_list(const char *text)
+{
+    const char *c = strchr(text, ',');
+    if (!c)
+        return 0;
+    for (; c; c = strchr(c + 1, ','))
+        if (c > text && is_digit(c[-1]) && is_digit(c[1]))
+            return 0;
+    char piece[64];
+    for (const char *p = text;;) {
+        const size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof piece)
+            return 0;
+        memcpy(piece, p, n);
+        piece[n] = '\0';
+        bptt_budget b;
+        if (bptt_budget_parse(piece, &b) != BPTT_OK)
+            return 0;
+        if (!p[n])
+            return 1;
+        p += n + 1;
+    }
+}
+
 /* A budget whose text parsed as b (parse status prc), in units. */
 static int resolve_units(const char *text, const bptt_budget_sizes *z,
                          int flags, const bptt_budget *b, int prc,
@@ -309,6 +336,10 @@ static int resolve_units(const char *text, const bptt_budget_sizes *z,
         return say(BPTT_EINVAL, why, cap, "'%s' is in bytes, which needs the "
                    "network's sizes (give --cell), or give slots (200) or a "
                    "share (5%%)", text);
+    if (prc == BPTT_EINVAL && is_list(text))
+        return say(BPTT_EINVAL, why, cap, "'%s' is a list of budgets; give "
+                   "one budget, not a list (e.g. '%.*s')", text,
+                   (int)strcspn(text, ","), text);
     if (prc == BPTT_EINVAL) {
         const char *trouble = bptt_number_trouble(text);
         if (trouble)
@@ -408,6 +439,11 @@ int bptt_budget_resolve(const char *text, const bptt_budget_sizes *z,
         out->full_units <= INT64_MAX - z->hidden_units &&
         out->full_units + z->hidden_units < out->units)
         out->held_units = out->full_units + z->hidden_units;
+    out->held_bytes = -1;
+    if (z->quantum) /* at most the budget's bytes, which fit */
+        out->held_bytes = out->held_units < out->units
+                              ? out->held_units * z->quantum
+                              : out->bytes;
     return BPTT_OK;
 }
 

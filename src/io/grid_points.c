@@ -156,16 +156,13 @@ int bptt_grid_plan_point(const bptt_grid *g, size_t k, bptt_grid_plan *p)
     p->min = bptt_strategy_min_budget(p->strategy, p->length, p->h, p->alpha,
                                       NULL);
     p->budget = 0;
-    bptt_budget b;
-    int rc = bptt_budget_parse(p->spec, &b);
-    if (rc == BPTT_OK && b.kind == BPTT_BUDGET_SLOTS)
-        return bptt_budget_units(&b, p->h, 0, &p->budget);
-    if (rc == BPTT_OK && b.kind == BPTT_BUDGET_BYTES)
-        return BPTT_EINVAL; /* a plan has no bytes */
+    /* a plan has no bytes: slots and shares only */
+    const bptt_budget_sizes z = {p->length, p->h, p->alpha, 0};
+    bptt_budget_resolved r;
+    const int rc = bptt_budget_resolve(p->spec, &z, 0, &r, NULL, 0);
     if (rc == BPTT_OK)
-        rc = bptt_budget_slots(&b, p->full, &p->budget);
-    return rc;
-}
+        p->budget = r.units;
+    return rc;}
 
 /* s for a POSIX shell, in single quotes. */
 static void shell_word(bptt_strbuf *b, const char *s)

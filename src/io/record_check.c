@@ -315,11 +315,17 @@ static int run_record_check(const bptt_grid *g, size_t k, const bptt_json *r,
             (long long)v[FULL], (long long)full);
         return -1;
     }
-    bptt_budget b;
+    /* the budget as bptt run resolved it (budget.h), from these sizes */
     int64_t bytes = -1;
-    if (bptt_budget_parse(spec, &b) != BPTT_OK ||
-        bptt_budget_bytes(&b, full, v[HID], &bytes) != BPTT_OK)
-        bytes = -1;
+    bptt_units u;
+    bptt_budget_resolved br;
+    if (bptt_units_from_bytes(&u, v[HID], v[INTL]) == BPTT_OK) {
+        const bptt_budget_sizes z = {(size_t)v[T], u.hidden_units,
+                                     u.internal_units, u.quantum};
+        if (bptt_budget_resolve(spec, &z, BPTT_BUDGET_UNIT_REQUIRED, &br,
+                                NULL, 0) == BPTT_OK)
+            bytes = br.bytes;
+    }
     if (bytes >= 0 && v[BUDGET] != bytes) {
         say(why, cap, "its \"memory_budget_bytes\" is %lld, not this "
             "point's %.60s of its sizes, %lld bytes", (long long)v[BUDGET],

@@ -111,6 +111,22 @@ int sweep_only(const sweep *s)
         rc = cli_error(1, CMD, "cannot make %s: %s", dir, strerror(errno));
         goto out;
     }
+    /* the folder as it is, not through a link: a link planted there would
+     * have this point's part written (and with --force replaced) wherever
+     * it points */
+    struct stat sb;
+    if (lstat(dir, &sb) != 0) {
+        rc = cli_error(1, CMD, "cannot read %s: %s", dir, strerror(errno));
+        goto out;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        rc = cli_error(EXIT_USAGE, CMD, "'%s' is %s, which bptt neither "
+                       "writes through nor replaces; remove it, or give "
+                       "another --out", dir,
+                       S_ISLNK(sb.st_mode) ? "a symbolic link"
+                                           : "not a folder");
+        goto out;
+    }
     if (!s->force) {
         char *rec = NULL;
         rc = read_part(s, k, path, &rec);

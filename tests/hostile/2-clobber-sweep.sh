@@ -131,3 +131,22 @@ if [ -e nowhere ]; then hfail "the link's target was created"
 elif [ -e s.jsonl ]; then hfail "the sweep ran"
 else expect_refusal 2 && hpass; fi
 rm -f s.jsonl.partial
+
+# FILE.parts, where --only K writes its part: a link planted there would
+# have the part written (with --force: replaced) wherever it points.
+for force in "" --force; do
+    hcase "--only 0 ${force:+$force }refuses FILE.parts that is a link to another folder"
+    rm -rf victim p.jsonl.parts
+    mkdir victim
+    echo "precious" > victim/0.jsonl
+    cp victim/0.jsonl v.orig
+    ln -s victim p.jsonl.parts
+    hrun "$BPTT" sweep $G --out p.jsonl --only 0 $force
+    if expect_refusal 2; then
+        if ! cmp -s victim/0.jsonl v.orig; then hfail "the part was written through the link"
+        elif [ "$(ls victim)" != "0.jsonl" ]; then hfail "victim/ holds $(ls victim | tr '\n' ' ')"
+        elif ! grep -q "symbolic link" err; then hfail "$(shown err)"
+        else hpass; fi
+    fi
+    rm -f p.jsonl.parts
+done

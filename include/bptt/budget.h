@@ -145,6 +145,12 @@ const char *bptt_slots_text(char *buf, size_t cap, int64_t units,
 /* Physical memory of this machine in bytes (INT64_MAX when unknown): what
  * every budget and size is checked against. */
 int64_t bptt_phys_bytes(void);
+/* The one check of a size against this machine: BPTT_OK when need bytes
+ * fit in 1/share of its physical memory (share 1: all of it, for what a
+ * run holds; 2: half, for a table or a plan built beside what already
+ * runs), else BPTT_ETOOBIG (a need that is not a number too); *have (may
+ * be NULL): that share of memory, in bytes. */
+int bptt_memory_fits(double need, int share, double *have);
 /* bytes as "512 bytes", "3.5 MiB", "246 GiB" into buf; returns buf. */
 const char *bptt_bytes_text(char *buf, size_t cap, double bytes);
 

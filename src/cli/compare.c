@@ -268,11 +268,10 @@ static int compare(compare_args *a)
         budget_bytes[p] = r.bytes;
         held = fmax(held, (double)r.held_bytes);
     }
-    const double phys = (double)bptt_phys_bytes();
-    if (z.fixed_bytes + held > phys)
-        return run_too_big(CMD, "with its largest budget this comparison "
-                           "would hold up to", z.fixed_bytes + held,
-                           "give smaller budgets in --plans, e.g. 5%");
+    if ((rc = run_fits(CMD, "with its largest budget this comparison "
+                       "would hold up to", z.fixed_bytes + held,
+                       "give smaller budgets in --plans, e.g. 5%")))
+        return rc;
     int threads;
     if ((rc = run_set_threads(CMD, a->m.threads, &z, held, &threads)))
         return rc;
@@ -284,12 +283,10 @@ static int compare(compare_args *a)
     rc = make_plans(a, &z, threads, budget_bytes, plans, &plan_bytes);
     if (rc)
         goto out;
-    if (z.fixed_bytes + held + plan_bytes > phys) {
-        rc = run_too_big(CMD, "with its plans this comparison would hold up "
-                         "to", z.fixed_bytes + held + plan_bytes,
-                         "use a smaller --length or fewer --plans");
+    if ((rc = run_fits(CMD, "with its plans this comparison would hold up "
+                       "to", z.fixed_bytes + held + plan_bytes,
+                       "use a smaller --length or fewer --plans")))
         goto out;
-    }
     mem = bptt_mem_alloc();
     if (!mem) {
         rc = cli_error(1, CMD, "out of memory");

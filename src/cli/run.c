@@ -130,14 +130,16 @@ void run_session_spec(const run_args *a, bptt_session_spec *sp)
  * allocated, in bytes (bptt_session_size). */
 typedef bptt_session_sizes run_sizes;
 
-int run_too_big(const char *cmd, const char *what, double need,
-                const char *advice)
+int run_fits(const char *cmd, const char *what, double need,
+             const char *advice)
 {
+    double have;
+    if (bptt_memory_fits(need, 1, &have) == BPTT_OK)
+        return 0;
     char n[32], h[32];
     return cli_error(EXIT_USAGE, cmd, "%s %s, more than this machine's %s; %s",
                      what, bptt_bytes_text(n, sizeof n, need),
-                     bptt_bytes_text(h, sizeof h, (double)bptt_phys_bytes()),
-                     advice);
+                     bptt_bytes_text(h, sizeof h, have), advice);
 }
 
 /* Everything the run needs before anything is allocated: the task and its
@@ -152,18 +154,14 @@ int run_preflight_sizes(const char *cmd, const run_args *a,
     int rc = bptt_session_size(&sp, z, why, sizeof why);
     if (rc != BPTT_OK)
         return cli_error(EXIT_USAGE, cmd, "--task %s: %s", a->task, why);
-    const double phys = (double)bptt_phys_bytes();
-    if (z->data_bytes > phys)
-        return run_too_big(cmd, "the data alone (length x batch x input) "
-                           "needs", z->data_bytes,
-                           "use a smaller --length or --batch");
+    if ((rc = run_fits(cmd, "the data alone (length x batch x input) "
+                       "needs", z->data_bytes,
+                       "use a smaller --length or --batch")))
+        return rc;
     /* at least one stored state besides the working set */
-    if (z->fixed_bytes + z->hidden_bytes > phys)
-        return run_too_big(cmd, "these sizes need at least",
-                           z->fixed_bytes + z->hidden_bytes,
-                           "use smaller --hidden, --batch, --length or "
-                           "--layers");
-    return 0;
+    return run_fits(cmd, "these sizes need at least",
+                    z->fixed_bytes + z->hidden_bytes,
+                    "use smaller --hidden, --batch, --length or --layers");
 }
 
 static int preflight(const run_args *a, run_sizes *z,
@@ -172,22 +170,17 @@ static int preflight(const run_args *a, run_sizes *z,
     int rc = run_preflight_sizes(CMD, a, z);
     if (rc != 0)
         return rc;
-    const double phys = (double)bptt_phys_bytes();
     if ((rc = run_budget(CMD, "--memory", a->memory, (size_t)a->length, z,
                          budget)) != 0)
         return rc;
     /* A budget above full BPTT's needs is fine as given (the plan holds no
      * more than it needs); what the plan can hold must fit in memory. */
     const double held = (double)budget->held_bytes;
-    if (z->fixed_bytes + held > phys) {
-        char c[32];
-        char what[96];
-        snprintf(what, sizeof what, "with %s of checkpoints this run would "
-                 "hold up to", bptt_bytes_text(c, sizeof c, held));
-        return run_too_big(CMD, what, z->fixed_bytes + held,
-                       "give a smaller --memory, e.g. 5%");
-    }
-    return 0;
+    char c[32], what[96];
+    snprintf(what, sizeof what, "with %s of checkpoints this run would "
+             "hold up to", bptt_bytes_text(c, sizeof c, held));
+    return run_fits(CMD, what, z->fixed_bytes + held,
+                    "give a smaller --memory, e.g. 5%");
 }
 
 /* Under an address-space limit (ulimit -v): room for the OpenBLAS
@@ -546,13 +539,13 @@ int cli_run(int argc, char **argv)
         bptt_plan_bytes_bound(T, ps.forward_ops) +
         (a.memory_trace ? (double)ps.n_actions * sizeof(bptt_exec_point) : 0);
     const double held = (double)budget.held_bytes;
-    if (z.fixed_bytes + held + plan_bytes > (double)bptt_phys_bytes()) {
+    char pb[32], what[96];
+    snprintf(what, sizeof what, "with its plan (up to %s) this run would "
+             "hold up to", bptt_bytes_text(pb, sizeof pb, plan_bytes));
+    if ((rc = run_fits(CMD, what, z.fixed_bytes + held + plan_bytes,
+                       "use a smaller --length"))) {
         bptt_plan_free(plan);
-        char p[32], what[96];
-        snprintf(what, sizeof what, "with its plan (up to %s) this run would "
-                 "hold up to", bptt_bytes_text(p, sizeof p, plan_bytes));
-        return run_too_big(CMD, what, z.fixed_bytes + held + plan_bytes,
-                       "use a smaller --length");
+        return rc;
     }
 
     run_result r = {.cell = a.cell->name, .task = a.task,

@@ -53,10 +53,11 @@ void run_session_spec(const run_args *a, bptt_session_spec *sp);
  * holds): 0 with *z filled, or the error printed for cmd and EXIT_USAGE. */
 int run_preflight_sizes(const char *cmd, const run_args *a,
                         bptt_session_sizes *z);
-/* The one-line refusal for cmd of sizes that need more than this machine
- * has ("WHAT N MiB, more than this machine's M GiB; ADVICE"). */
-int run_too_big(const char *cmd, const char *what, double need,
-                const char *advice);
+/* need bytes held against this machine's memory (bptt_memory_fits): 0,
+ * or the one-line refusal for cmd ("WHAT N MiB, more than this machine's
+ * M GiB; ADVICE") and EXIT_USAGE. */
+int run_fits(const char *cmd, const char *what, double need,
+             const char *advice);
 
 /* Under an address-space limit (ulimit -v): room for the OpenBLAS buffers
  * of threads beyond those it started with and for what a run of sizes z

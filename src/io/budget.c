@@ -453,6 +453,14 @@ int64_t bptt_phys_bytes(void)
     return pages > 0 && psize > 0 ? (int64_t)pages * psize : INT64_MAX;
 }
 
+int bptt_memory_fits(double need, int share, double *have)
+{
+    const double room = (double)bptt_phys_bytes() / (share > 1 ? share : 1);
+    if (have)
+        *have = room;
+    return need <= room ? BPTT_OK : BPTT_ETOOBIG; /* NaN: too big */
+}
+
 const char *bptt_bytes_text(char *buf, size_t cap, double bytes)
 {
     static const char *const unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB",

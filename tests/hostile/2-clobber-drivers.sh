@@ -124,7 +124,10 @@ for kind in dangling victim; do
     if ! have_torch; then hskip "python3 cannot import torch and numpy"
     else
         rm -rf o && mkdir o
-        planted "$kind" o "scan.csv" -- /usr/bin/python3 "$EXPERIMENTS/torch-scan" -q -m lstm -o o/scan.csv
+        # the core library where make built it (the source tree holds
+        # none in a build of its own, as make distcheck's)
+        planted "$kind" o "scan.csv" -- env BPTT_MSM_LIBDIR="$(dirname "$BPTT")/.libs" \
+            /usr/bin/python3 "$EXPERIMENTS/torch-scan" -q -m lstm -o o/scan.csv
         untouched o scan.csv
     fi
 done

@@ -142,9 +142,10 @@ int run_fits(const char *cmd, const char *what, double need,
                      bptt_bytes_text(h, sizeof h, have), advice);
 }
 
-/* Everything the run needs before anything is allocated: the task and its
- * sizes, the memory it would hold, the budget.  Fills *X, *V, *z and
- * *budget_bytes, or prints the error and returns the exit code. */
+/* The sizes of a run (or of a comparison) before anything is allocated:
+ * the task's and the model's, checked to fit in memory with at least one
+ * stored state.  Fills *z, or prints the error and returns the exit
+ * code. */
 int run_preflight_sizes(const char *cmd, const run_args *a,
                         bptt_session_sizes *z)
 {

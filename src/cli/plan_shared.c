@@ -53,33 +53,44 @@ int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
     return 0;
 }
 
-int cli_plan_fits(const char *cmd, const bptt_table *tb, int64_t m)
-{
-    const int64_t c = bptt_table_cost(tb, m);
-    if (c < 0)
-        return 0; /* infeasible: bptt_table_plan says so */
-    return cli_plan_cost_fits(cmd, bptt_table_strategy(tb)->name,
-                              bptt_table_length(tb), m, c);
-}
-
-int cli_plan_cost_fits(const char *cmd, const char *name, size_t t,
-                       int64_t m, int64_t c)
+/* The plan of cost c fits with `held` bytes already held (the table)?
+ * 0, or the error naming the bytes it would take. */
+static int plan_fits(const char *cmd, const char *name, size_t t, int64_t m,
+                     int64_t c, double held)
 {
     const double bytes = bptt_plan_bytes_bound(t, c);
     const double actions = bytes / (double)sizeof(bptt_action);
+    const double total = bytes + (double)bptt_plan_scratch_bytes(t, c) + held;
     const double phys = (double)bptt_phys_bytes();
-    if (bytes <= phys / 2)
+    if (total <= phys / 2)
         return 0;
     char need[32], have[32];
     const bptt_strategy *st = bptt_strategy_find(name);
     const int dp = st && !(st->flags & BPTT_STRATEGY_FIXED_COST);
     return cli_error(EXIT_USAGE, cmd, "the %s plan for length %zu at budget "
                      "%" PRId64 " (%" PRId64 " forward ops) may hold up to "
-                     "%.0f actions, %s, more than half of this machine's "
-                     "%s; use a smaller length%s", name, t, m, c, actions,
-                     bptt_bytes_text(need, sizeof need, bytes),
+                     "%.0f actions; making it would hold %s with the table "
+                     "and the planner's scratch, more than half of this "
+                     "machine's %s; use a smaller length%s", name, t, m, c,
+                     actions, bptt_bytes_text(need, sizeof need, total),
                      bptt_bytes_text(have, sizeof have, phys),
                      dp ? " or a larger budget" : "");
+}
+
+int cli_plan_fits(const char *cmd, const bptt_table *tb, int64_t m)
+{
+    const int64_t c = bptt_table_cost(tb, m);
+    if (c < 0)
+        return 0; /* infeasible: bptt_table_plan says so */
+    return plan_fits(cmd, bptt_table_strategy(tb)->name,
+                     bptt_table_length(tb), m, c,
+                     (double)bptt_table_bytes(tb));
+}
+
+int cli_plan_cost_fits(const char *cmd, const char *name, size_t t,
+                       int64_t m, int64_t c)
+{
+    return plan_fits(cmd, name, t, m, c, 0);
 }
 
 int cli_table_error(const char *cmd, int status, const bptt_strategy *st,
@@ -100,7 +111,7 @@ int cli_table_error(const char *cmd, int status, const bptt_strategy *st,
                          "smaller length or budget", st->name, t, budget,
                          need);
     return cli_error(EXIT_USAGE, cmd, "the %s table for length %zu and %s "
-                     "needs more than half of this machine's %s (it would "
-                     "hold %s); use a smaller length or budget",
+                     "needs more than half of this machine's %s (building "
+                     "it would hold %s); use a smaller length or budget",
                      st->name, t, budget, have, need);
 }

@@ -61,13 +61,18 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
     bptt_table *tb = NULL;
     int rc = bptt_table_alloc(&tb, st, t, th, ts, tm, &o);
     bptt_plan *plan = NULL;
-    /* the plan's actions, bounded by its cost, must fit in half of
-     * physical memory before they are made */
+    /* the table (its build, with the fast planner's scratch, was held to
+     * bptt_table_bytes_needed by bptt_table_alloc) stays while the plan is
+     * unrolled and validated: the table, the plan's actions (bounded by
+     * its cost), the unrolling stack and the validator's flags must fit
+     * in half of physical memory before the plan is made */
     const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     if (rc == BPTT_OK && pages > 0 && psize > 0) {
         const int64_t c = bptt_table_cost(tb, tm);
-        if (c > 0 && bptt_plan_bytes_bound(t, c) >
-                         (double)pages * (double)psize / 2) {
+        const double held = (double)bptt_table_bytes(tb) +
+                            bptt_plan_bytes_bound(t, c > 0 ? c : 0) +
+                            (double)bptt_plan_scratch_bytes(t, c > 0 ? c : 0);
+        if (c > 0 && held > (double)pages * (double)psize / 2) {
             stats->forward_ops = c;
             rc = BPTT_ETOOBIG;
         }

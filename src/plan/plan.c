@@ -102,8 +102,8 @@ void bptt_plan_free(bptt_plan *plan)
 {
     if (!plan)
         return;
-    free(plan->actions);
-    free(plan);
+    planner_free(plan->actions);
+    planner_free(plan);
 }
 
 int bptt_plan_push(bptt_plan *plan, int op, size_t step)
@@ -247,7 +247,7 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
         else if (stored != 0)
             v = BPTT_V_LEAK;
     }
-    free(flag);
+    planner_free(flag);
     st->violation = v;
     st->bad_action = v == BPTT_V_NONE ? plan->n_actions : k;
     return v == BPTT_V_NONE ? BPTT_OK : BPTT_EBADPLAN;

@@ -125,13 +125,12 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *stats);
  * free a save, each restore precedes an advance), sizeof(bptt_action)
  * each.  A double: it may exceed any size_t. */
 double bptt_plan_bytes_bound(size_t t, int64_t c);
-/* What making and validating a plan of length t and c forward ops holds
- * besides bptt_plan_bytes_bound(t, c) and the table, at most: the action
- * array's spare capacity (it doubles as it grows: as much again, and 64
- * actions), the unrolling stack (at most 3 t + 4 pending entries, doubled
- * as it grows) and the validator's flags (t + 1 bytes), each with
- * malloc's slack; SIZE_MAX if more than a size_t. */
-size_t bptt_plan_scratch_bytes(size_t t, int64_t c);
+/* What making and validating a plan of length t holds besides its actions
+ * (bptt_table_plan_actions of them, in an array of exactly that size) and
+ * the table, at most: the unrolling stack (at most 3 t + 4 pending
+ * entries, doubled as it grows) and the validator's flags (t + 1 bytes),
+ * with malloc's slack; SIZE_MAX if more than a size_t. */
+size_t bptt_plan_scratch_bytes(size_t t);
 
 /* ---- strategies and their cost tables -------------------------------- */
 
@@ -264,6 +263,12 @@ int64_t bptt_table_tight_budget(const bptt_table *table, int64_t m);
  * be NULL; table or out NULL: BPTT_EINVAL. */
 int bptt_table_plan(const bptt_table *table, int64_t m, bptt_plan **out,
                     int64_t *min_feasible);
+/* The number of actions bptt_table_plan would give at budget m, counted
+ * by unrolling the plan without storing it (as long as making it, but
+ * holding only the unrolling stack); -1 when m is infeasible or not
+ * served, or the stack could not grow.  bptt_table_plan counts first and
+ * makes the action array of exactly that size. */
+int64_t bptt_table_plan_actions(const bptt_table *table, int64_t m);
 
 /* ---- one call: sizes in, a checked plan out --------------------------- */
 

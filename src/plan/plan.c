@@ -110,6 +110,10 @@ int bptt_plan_push(bptt_plan *plan, int op, size_t step)
 {
     if (!plan || op < 0 || op >= BPTT_N_OPS || step > plan->length)
         return BPTT_EINVAL;
+    if (!plan->actions && plan->capacity == SIZE_MAX) {
+        plan->n_actions++; /* a counting plan (bptt_table_plan_actions) */
+        return BPTT_OK;
+    }
     if (plan->n_actions == plan->capacity) {
         size_t cap = plan->capacity ? 2 * plan->capacity : 64;
         if (cap > SIZE_MAX / sizeof(bptt_action))

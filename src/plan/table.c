@@ -400,15 +400,14 @@ static int advance(emitter *e, size_t from, size_t to)
     return rc;
 }
 
-size_t bptt_plan_scratch_bytes(size_t t, int64_t c)
+size_t bptt_plan_scratch_bytes(size_t t)
 {
     /* the stack: each open split keeps at most 3 entries below the segment
      * being unrolled (its left part, free, backward) and open splits nest
      * in right parts of falling length: 3 t + 4 entries, capacity below
      * twice that (or 64), and a realloc holds old and new at once */
     const double stack = (3.0 * (double)t + 68) * 3 * sizeof(task);
-    const double acts = bptt_plan_bytes_bound(t, c) + 64 * sizeof(bptt_action);
-    const double b = stack + acts + (double)t + 1 + 5 * PLANNER_ALLOC_SLACK;
+    const double b = stack + (double)t + 1 + 4 * PLANNER_ALLOC_SLACK;
     return b >= (double)SIZE_MAX ? SIZE_MAX : (size_t)b;
 }
 
@@ -795,10 +794,22 @@ int bptt_table_plan(const bptt_table *tb, int64_t m, bptt_plan **out,
     const int64_t mt = bptt_table_tight_budget(tb, m);
     if (mt < 0)
         return BPTT_EINFEASIBLE;
+    /* the actions counted first, so that the array is made once, of
+     * exactly that size (no doubling: what is held is what is counted) */
+    const int64_t n = bptt_table_plan_actions(tb, m);
+    if (n < 0)
+        return BPTT_ENOMEM; /* the count's stack could not grow */
     bptt_plan *plan;
     int rc = bptt_plan_alloc(&plan, tb->t, tb->h, tb->s, m);
     if (rc != BPTT_OK)
         return rc;
+    if ((uint64_t)n > SIZE_MAX / sizeof(bptt_action) ||
+        (n > 0 && !(plan->actions = planner_malloc((size_t)n *
+                                                  sizeof(bptt_action))))) {
+        bptt_plan_free(plan);
+        return BPTT_ENOMEM;
+    }
+    plan->capacity = (size_t)n;
     rc = tb->strategy->emit(tb, mt, plan);
     if (rc != BPTT_OK) {
         bptt_plan_free(plan);
@@ -806,4 +817,20 @@ int bptt_table_plan(const bptt_table *tb, int64_t m, bptt_plan **out,
     }
     *out = plan;
     return BPTT_OK;
+}
+
+int64_t bptt_table_plan_actions(const bptt_table *tb, int64_t m)
+{
+    if (!tb || m < tb->lo || m > tb->max_m)
+        return -1;
+    const int64_t mt = bptt_table_tight_budget(tb, m);
+    if (mt < 0)
+        return -1;
+    /* a counting plan (plan.c): pushes only count */
+    bptt_plan counter = {.length = tb->t, .hidden_units = tb->h,
+                         .internal_units = tb->s, .budget = m,
+                         .capacity = SIZE_MAX};
+    if (tb->strategy->emit(tb, mt, &counter) != BPTT_OK)
+        return -1;
+    return (int64_t)counter.n_actions;
 }

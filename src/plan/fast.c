@@ -482,11 +482,7 @@ size_t planner_fast_scratch_bytes(const bptt_table *tb)
     const int sh = vtx_shift(t);
     const size_t nblocks = (t >> sh) + 1;
     const size_t used = t >= 2 ? ((t - 1) >> sh) + 1 : 0; /* blocks used */
-    int64_t top = tb->ncols - 1; /* the largest stored budget */
-    if (tb->compressed) { /* the largest sum a h + b s <= dpw */
-        top = tb->dpw;
-    }
-    const int64_t fmax = top / tb->s + 1;
+    const int64_t fmax = tb->dpw / tb->s + 1; /* dpw: the largest budget */
     const size_t F = (uint64_t)fmax < (uint64_t)t ? (size_t)fmax : t;
     const size_t per = nblocks * sizeof(int32_t *) + PLANNER_SMALL_SLACK +
                        used * (((size_t)1 << sh) * sizeof(int32_t) +

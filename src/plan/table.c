@@ -136,12 +136,13 @@ static void dp_layout(bptt_table *tb)
     }
     /* The budget axis: dense, or compressed where far fewer sums
      * a h + b s than budgets lie below dpw (s much above t h). */
-    tb->ncols = tb->dpw + 1;
+    /* dpw + 1 columns (INT64_MAX: too many anyway, and no overflow) */
+    tb->ncols = tb->dpw < INT64_MAX ? tb->dpw + 1 : INT64_MAX;
     tb->compressed = 0;
     if (tb->dpw >= 0) {
-        const int64_t n = count_sums(tb->t, tb->h, tb->s, tb->dpw,
-                                     (tb->dpw + 1) / 2);
-        if (n <= (tb->dpw + 1) / 2) {
+        const int64_t half = tb->dpw / 2 + (tb->dpw & 1); /* (dpw + 1) / 2 */
+        const int64_t n = count_sums(tb->t, tb->h, tb->s, tb->dpw, half);
+        if (n <= half) {
             tb->compressed = 1;
             tb->ncols = n; /* at least the distinct sums */
         }
@@ -210,10 +211,12 @@ static int build_axis(bptt_table *tb)
         planner_free(v);
         return BPTT_ENOMEM;
     }
-    const int64_t d[3] = {tb->h, tb->s, tb->h + tb->s};
     for (int64_t c = 0; c < u; c++)
-        for (int i = 0; i < 3; i++)
-            dep[3 * c + i] = v[c] < d[i] ? -1 : floor_index(v, c, v[c] - d[i]);
+        for (int i = 0; i < 3; i++) {
+            const int64_t x = budget_minus(v[c], i == DEP_S ? tb->s : tb->h,
+                                           i == DEP_HS ? tb->s : 0);
+            dep[3 * c + i] = x < 0 ? -1 : floor_index(v, c, x); /* x < v[c] */
+        }
     tb->vals = v;
     tb->dep = dep;
     tb->ncols = u;

@@ -21,7 +21,12 @@
  *               what keeps them <= INT64_MAX, so s >= h), budget bytes
  *               w % (INT64_MAX + 1)
  *   bytes 29-44 two words for the closed forms: a length and a budget
- * Inputs whose table would be large (more than 2^16 budget columns) are
+ * Where the table is built at one's own units (a budget of one internal
+ * state or more, not hsm), the planner's allocations at their peak stay
+ * within what it counts (bptt_table_bytes_needed, the actions, the
+ * unrolling scratch), and every byte is given back.
+ * Inputs whose table would be large (more than 2^16 columns: budgets, or
+ * sums a h + b s on the compressed axis where s is far above t h) are
  * skipped: the fuzzer's memory limit is not the planner's. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -92,18 +97,45 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const int dp = st != bptt_strategy_find("full") &&
                    st != bptt_strategy_find("chen");
-    if (dp && m >= s && strcmp(st->name, "hsm") != 0) {
-        /* a table over min(m, (t-1) s + h) budgets: skip the big ones */
+    const int wide = dp && m >= s && strcmp(st->name, "hsm") != 0;
+    if (wide) {
+        /* a table over min(m, t s + h) budgets, or over the sums
+         * a h + b s (a + b <= t + 1) below that when they are fewer (the
+         * compressed axis, s far above t h): skip the big ones */
         const __int128 sat = (__int128)t * s + h;
-        if ((m < sat ? (__int128)m : sat) > ((__int128)1 << 16))
+        const __int128 top = m < sat ? (__int128)m : sat;
+        __int128 pairs = 0;
+        for (int64_t b = 0; b <= (int64_t)t + 1 && (__int128)b * s <= top;
+             b++) {
+            const __int128 rest = (top - (__int128)b * s) / h;
+            const __int128 n = (int64_t)t + 1 - b;
+            pairs += (rest < n ? rest : n) + 1;
+        }
+        if ((top < pairs ? top : pairs) > ((__int128)1 << 16))
             return 0;
     }
 
     bptt_plan *plan = NULL;
     bptt_plan_stats stats;
     int64_t least = 0;
+    const size_t held_before = bptt_alloc_bytes();
+    bptt_alloc_reset_peak();
     const int rc = bptt_plan_make(st->name, t, hb, sb, mb, NULL, &plan,
                                   &stats, &least);
+    const size_t peak = bptt_alloc_peak_bytes() - held_before;
+    if (rc == BPTT_OK && wide) {
+        /* what the planner held at its peak is what it counted: the
+         * table's build, then the table with the plan's actions (an array
+         * of exactly their number) and the unrolling scratch */
+        const bptt_table_options one = {.min_budget = m};
+        const size_t build = bptt_table_bytes_needed(st, t, h, s, m, &one);
+        FUZZ_CHECK(build > 0 && build < SIZE_MAX);
+        FUZZ_CHECK(plan->capacity == plan->n_actions);
+        FUZZ_CHECK((double)peak <=
+                   (double)build + (double)plan->n_actions *
+                                       sizeof(bptt_action) +
+                       (double)bptt_plan_scratch_bytes(t));
+    }
     FUZZ_CHECK(rc == BPTT_OK || rc == BPTT_EINFEASIBLE ||
                rc == BPTT_ETOOBIG);
     if (rc == BPTT_OK) {
@@ -136,5 +168,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        least == fp * u.quantum);
     }
     bptt_plan_free(plan);
+    FUZZ_CHECK(bptt_alloc_bytes() == held_before); /* all given back */
     return 0;
 }

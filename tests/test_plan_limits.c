@@ -135,6 +135,133 @@ START_TEST(test_msm_big_units)
 }
 END_TEST
 
+/* The same units at budgets of one internal state and more: only a few
+ * sums a h + b s lie below them, so the table has a column per sum, not
+ * one per unit of 1e15 budgets (it used to be BPTT_ETOOBIG at every such
+ * budget).  Plans valid within the budget, costs falling as the budget
+ * rises, above the lower bound max(t, 2t - 1 - floor(m / s)), below what
+ * 3 hidden states cost (3 h < s), and the closed form at the top. */
+START_TEST(test_msm_big_units_internal)
+{
+    const int64_t h = INT64_C(1000000000000001), s = INT64_C(3000000000000004);
+    const size_t t = 10000;
+    const int64_t ms[] = {s, s + h, 2 * s, 3 * s + h, 200 * s, INT64_MAX};
+    const bptt_strategy *msm = bptt_strategy_find("msm");
+    int64_t last = bptt_hsm_closed_cost((int64_t)t, 3);
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+        const int64_t m = ms[i];
+        bptt_plan *plan = NULL;
+        bptt_plan_stats st;
+        int64_t least = 0;
+        const bptt_table_options one = {.min_budget = m};
+        /* counted before building: a few columns (MiB), not 1e15 */
+        ck_assert_uint_lt(bptt_table_bytes_needed(msm, t, h, s, m, &one),
+                          (size_t)16 << 20);
+        const int rc = bptt_plan_make("msm", t, h, s, m, NULL, &plan, &st,
+                                      &least);
+        ck_assert_msg(rc == BPTT_OK, "m=%lld: %s", (long long)m,
+                      bptt_strerror(rc));
+        check_plan(plan, &st);
+        ck_assert(st.peak_units <= m);
+        const int64_t lb = 2 * (int64_t)t - 1 - m / s;
+        ck_assert_int_ge(st.forward_ops, lb > (int64_t)t ? lb : (int64_t)t);
+        ck_assert_int_le(st.forward_ops, last);
+        if (m >= 200 * s) /* closed-form budgets */
+            ck_assert_int_eq(st.forward_ops, lb);
+        last = st.forward_ops;
+        bptt_plan_free(plan);
+    }
+}
+END_TEST
+
+/* ---- what planning holds is what is counted --------------------------- */
+
+/* bptt_plan_make at (t, alpha, budget) in slots, internal states both far
+ * above t hidden ones (the compressed axis) and small (the dense one): the
+ * planner's allocations at their peak (the tracked bytes of alloc.c, what
+ * malloc reserved) stay within what is counted before they are made: the
+ * table's build (bptt_table_bytes_needed), then the table with the plan
+ * (bptt_plan_bytes_bound + bptt_plan_scratch_bytes); and the count is not
+ * far above what is held. */
+START_TEST(test_bytes_counted)
+{
+    static const struct {
+        const char *name;
+        size_t t;
+        int64_t s, m;
+    } c[] = {{"msm", 100, 100000, 500000},  {"msm", 100, 100000, 495000},
+             {"msm", 100, 1000000, 2000000}, {"ism", 100, 100000, 700000},
+             {"msm-paper", 60, 100000, 900000}, {"msm", 1000, 4, 400},
+             {"msm", 2000, 1, 100},         {"ism", 500, 2, 300},
+             {"hsm", 3000, 1, 40},          {"msm", 100000, 1, 2}};
+    const size_t i = (size_t)_i;
+    const bptt_strategy *st = bptt_strategy_find(c[i].name);
+    const bptt_table_options one = {.min_budget = c[i].m};
+    const size_t build =
+        bptt_table_bytes_needed(st, c[i].t, 1, c[i].s, c[i].m, &one);
+    ck_assert(build > 0 && build < SIZE_MAX);
+    bptt_alloc_reset_peak();
+    const size_t base = bptt_alloc_bytes();
+    bptt_plan *plan = NULL;
+    bptt_plan_stats ps;
+    const int rc = bptt_plan_make(c[i].name, c[i].t, 1, c[i].s, c[i].m, NULL,
+                                  &plan, &ps, NULL);
+    ck_assert_msg(rc == BPTT_OK, "%s: %s", c[i].name, bptt_strerror(rc));
+    const size_t peak = bptt_alloc_peak_bytes() - base;
+    /* the build, then the table (at most the build's count) with the
+     * plan's actions (an array of exactly their number) and the scratch */
+    const double counted = (double)build +
+                           (double)plan->n_actions * sizeof(bptt_action) +
+                           (double)bptt_plan_scratch_bytes(c[i].t);
+    ck_assert_uint_eq(plan->capacity, plan->n_actions);
+    ck_assert_msg((double)peak <= counted,
+                  "%s t=%zu s=%lld m=%lld: held %zu bytes, counted %.0f",
+                  c[i].name, c[i].t, (long long)c[i].s, (long long)c[i].m,
+                  peak, counted);
+    if (bptt_alloc_bytes() > 0 || peak > 0) /* tracked by this C library */
+        ck_assert_msg(counted <= 4.0 * (double)peak + (1 << 20),
+                      "%s t=%zu: counted %.0f, held %zu", c[i].name, c[i].t,
+                      counted, peak);
+    bptt_plan_free(plan);
+    ck_assert_uint_eq(bptt_alloc_bytes(), base); /* all given back */
+}
+END_TEST
+
+/* The cases of the hostile battery that took a minute: t = 100 at alpha
+ * 1e6 counts a table of a few hundred columns (it was 2e6 columns, 4.8
+ * GB), and t = 1e5 at two slots gives the pinned optimal costs (a split
+ * group that is convex is bisected, not scanned: the suite's timeout
+ * catches a return to t^2 work). */
+START_TEST(test_hostile_sizes)
+{
+    const bptt_strategy *msm = bptt_strategy_find("msm");
+    const bptt_table_options one = {.min_budget = 2000000};
+    ck_assert_uint_lt(bptt_table_bytes_needed(msm, 100, 1, 1000000, 2000000,
+                                              &one),
+                      (size_t)4 << 20);
+    bptt_plan *plan = NULL;
+    bptt_plan_stats st;
+    ck_assert_int_eq(bptt_plan_make("msm", 100, 1, 1000000, 2000000, NULL,
+                                    &plan, &st, NULL),
+                     BPTT_OK);
+    check_plan(plan, &st);
+    ck_assert_int_eq(st.forward_ops, 198);
+    bptt_plan_free(plan);
+    static const char *const names[] = {"msm", "ism", "hsm"};
+    static const int64_t want[] = {29714305, 29714305, 29814304};
+    for (int k = 0; k < 3; k++) {
+        plan = NULL;
+        ck_assert_int_eq(bptt_plan_make(names[k], 100000, 1, 1, 2, NULL,
+                                        &plan, &st, NULL),
+                         BPTT_OK);
+        check_plan(plan, &st);
+        ck_assert_int_eq(st.forward_ops, want[k]);
+        bptt_plan_free(plan);
+    }
+    ck_assert_int_eq(bptt_hsm_closed_cost(100000, 2), want[2]);
+}
+END_TEST
+
 /* ---- closed forms: bounded in time, never wrapping --------------------- */
 
 /* The old loop, for small sizes only. */
@@ -317,6 +444,15 @@ static Suite *limits_suite(void)
     tcase_add_loop_test(tc, test_huge_units_three_hidden, 0, 3 * N_DP);
     tcase_add_loop_test(tc, test_huge_units_full, 0, 3);
     tcase_add_loop_test(tc, test_msm_big_units, 0, 3);
+    suite_add_tcase(su, tc);
+
+    tc = tcase_create("counted");
+    /* a hang guard, not a speed check: each case takes well under a
+     * second on 2 cores; the t^2 scans it replaced took about a minute */
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_msm_big_units_internal);
+    tcase_add_loop_test(tc, test_bytes_counted, 0, 10);
+    tcase_add_test(tc, test_hostile_sizes);
     suite_add_tcase(su, tc);
 
     tc = tcase_create("closed_forms");

@@ -1029,24 +1029,149 @@ START_TEST(test_closed_form_only)
             note(&mm, " (plan m=%lld)", (long long)m);
         bptt_plan_free(p);
     }
-    /* the size is known before building */
-    ck_assert_uint_eq(bptt_table_bytes_needed(bptt_strategy_find("msm"), T,
+    /* the size is known before building: what the build holds at its
+     * peak (the table and the fast planner's scratch) is at most the
+     * count, and what the table keeps after it at most that */
+    ck_assert_uint_ge(bptt_table_bytes_needed(bptt_strategy_find("msm"), T,
                                               1, s, M, &lazy),
                       bptt_table_bytes(tb));
-    ck_assert_uint_eq(bptt_table_bytes_needed(bptt_strategy_find("msm"), T,
+    ck_assert_uint_ge(bptt_table_bytes_needed(bptt_strategy_find("msm"), T,
                                               1, s, M, NULL),
                       bptt_table_bytes(all));
     for (int i = 0; bptt_strategies[i]; i++) {
+        const size_t need = bptt_table_bytes_needed(bptt_strategies[i], 300,
+                                                    2, 7, 900, NULL);
+        bptt_alloc_reset_peak();
+        const size_t base = bptt_alloc_bytes();
         bptt_table *x = make_table(bptt_strategies[i]->name, 300, 2, 7, 900,
                                    NULL);
-        ck_assert_uint_eq(bptt_table_bytes_needed(bptt_strategies[i], 300, 2,
-                                                  7, 900, NULL),
-                          bptt_table_bytes(x));
+        const size_t peak = bptt_alloc_peak_bytes() - base;
+        ck_assert_msg(peak <= need, "%s: build held %zu bytes, counted %zu",
+                      bptt_strategies[i]->name, peak, need);
+        ck_assert_uint_ge(need, bptt_table_bytes(x));
+        /* counted within a small factor of what is held (the vertex
+         * lists are counted at their most) */
+        ck_assert_msg(need <= 2 * peak + 65536, "%s: counted %zu, held %zu",
+                      bptt_strategies[i]->name, need, peak);
         bptt_table_free(x);
     }
     bptt_table_free(tb);
     bptt_table_free(all);
     ASSERT_NO_MISMATCH(mm, "closed-form-only table");
+}
+END_TEST
+
+/* An independent reading of the recursions of doc/design.md 3.2 and 3.3
+ * over every budget 0..M (no shortcut, no compressed axis): H and S
+ * (P in H for the paper's), (t+1) x (M+1) each, INF when infeasible. */
+#define NAIVE_INF (INT64_MAX / 4)
+static int64_t naive_get(const int64_t *c, int64_t M, size_t len, int64_t m)
+{
+    return m < 0 ? NAIVE_INF : c[len * (size_t)(M + 1) + (size_t)m];
+}
+
+static void naive_dp(const char *name, size_t t, int64_t h, int64_t s,
+                     int64_t M, int64_t *H, int64_t *S)
+{
+    const int hid = strstr(name, "ism") == NULL;
+    const int inl = strcmp(name, "hsm") != 0;
+    const int paper = strstr(name, "paper") != NULL;
+    for (size_t len = 0; len <= t; len++)
+        for (int64_t m = 0; m <= M; m++) {
+            const size_t at = len * (size_t)(M + 1) + (size_t)m;
+            int64_t bh = NAIVE_INF, bs = len ? NAIVE_INF : 0, v;
+            if (m >= h && len == 0)
+                bh = 0;
+            else if (m >= h) {
+                bh = (int64_t)len + naive_get(H, M, len - 1, m);
+                for (size_t y = 1; y < len; y++) {
+                    const int64_t Y = (int64_t)y;
+                    if (hid) {
+                        v = Y + naive_get(H, M, len - y, m - h) +
+                            naive_get(H, M, y, m);
+                        bh = v < bh ? v : bh;
+                    }
+                    if (inl && paper)
+                        v = Y + naive_get(H, M, len - y, m - s) +
+                            naive_get(H, M, y - 1, m);
+                    else if (inl && y == 1)
+                        v = 1 + naive_get(S, M, len - 1, m - s);
+                    else if (inl)
+                        v = Y + naive_get(S, M, len - y, m - h - s) +
+                            naive_get(H, M, y - 1, m);
+                    else
+                        v = NAIVE_INF;
+                    bh = v < bh ? v : bh;
+                }
+            }
+            if (len && inl && !paper) {
+                bs = (int64_t)len + naive_get(S, M, len - 1, m);
+                for (size_t y = 1; y < len; y++) {
+                    const int64_t Y = (int64_t)y;
+                    if (hid) {
+                        v = Y + naive_get(H, M, len - y, m) +
+                            naive_get(S, M, y, m);
+                        bs = v < bs ? v : bs;
+                    }
+                    v = Y + naive_get(S, M, len - y, m - s) +
+                        naive_get(S, M, y - 1, m);
+                    bs = v < bs ? v : bs;
+                }
+            }
+            H[at] = bh >= NAIVE_INF ? NAIVE_INF : bh;
+            S[at] = bs >= NAIVE_INF ? NAIVE_INF : bs;
+        }
+}
+
+/* Internal states far above t hidden ones: the table keeps a column per
+ * sum a h + b s (a + b <= t + 1), not per budget (doc/design.md 4.6), and
+ * answers every length and budget as the recursions over every budget do;
+ * its plans are valid, cost that, and fit.  Fast build and plain scan. */
+START_TEST(test_compressed_axis)
+{
+    static const char *const names[] = {"msm", "ism", "hsm", "msm-paper",
+                                        "ism-paper"};
+    static const int64_t hs[][2] = {{1, 40}, {2, 97}, {3, 200}};
+    static const size_t ts[] = {6, 13, 25};
+    const char *name = names[_i % 5];
+    const int64_t h = hs[_i / 5 % 3][0], s = hs[_i / 5 % 3][1];
+    const size_t t = ts[_i / 15];
+    const int64_t M = bptt_full_peak(t, h, s) + h;
+    int64_t *H = malloc((t + 1) * (size_t)(M + 1) * sizeof *H);
+    int64_t *S = malloc((t + 1) * (size_t)(M + 1) * sizeof *S);
+    ck_assert(H && S);
+    naive_dp(name, t, h, s, M, H, S);
+    mismatches mm = {0};
+    for (int ref = 0; ref < 2; ref++) {
+        const bptt_table_options o = {.reference = ref};
+        bptt_table *tb = make_table(name, t, h, s, M, &o);
+        /* a column per sum: fewer than the M + 1 budgets' columns */
+        const size_t kinds = strcmp(name, "msm") && strcmp(name, "ism") ? 1 : 2;
+        ck_assert_uint_lt(bptt_table_bytes(tb),
+                          (size_t)(M + 1) * (t + 1) * 12 * kinds);
+        for (size_t len = 0; len <= t; len++)
+            for (int64_t m = 0; m <= M; m++) {
+                const int64_t want = naive_get(H, M, len, m);
+                const int64_t c = cost_at(tb, len, m);
+                if (c != (want >= NAIVE_INF ? -1 : want))
+                    note(&mm, " (%s ref=%d t=%zu m=%lld: %lld, want %lld)",
+                         name, ref, len, (long long)m, (long long)c,
+                         (long long)want);
+            }
+        for (int64_t m = h; m <= M; m += 1 + M / 97) {
+            bptt_plan *p = NULL;
+            bptt_plan_stats st;
+            ck_assert_int_eq(bptt_table_plan(tb, m, &p, NULL), BPTT_OK);
+            if (bptt_plan_validate(p, &st) != BPTT_OK ||
+                st.forward_ops != naive_get(H, M, t, m) || st.peak_units > m)
+                note(&mm, " (%s plan m=%lld)", name, (long long)m);
+            bptt_plan_free(p);
+        }
+        bptt_table_free(tb);
+    }
+    free(H);
+    free(S);
+    ASSERT_NO_MISMATCH(mm, "compressed axis");
 }
 END_TEST
 
@@ -1080,11 +1205,12 @@ END_TEST
  * build of this suite). */
 START_TEST(test_alloc_failure)
 {
-    static const char *const names[] = {"msm", "hsm", "msm-paper"};
+    static const char *const names[] = {"msm", "hsm", "msm-paper", "msm"};
     const char *name = names[_i];
     const bptt_strategy *st = bptt_strategy_find(name);
-    const size_t T = 200;
-    const int64_t s = 4, M = 300;
+    /* the last: a compressed budget axis (s far above t) */
+    const size_t T = _i == 3 ? 60 : 200;
+    const int64_t s = _i == 3 ? 500 : 4, M = _i == 3 ? 3000 : 300;
     const bptt_table_options opts = {.threads = _i == 0 ? 2 : 1};
     size_t n_ok = 0;
     for (size_t n = 1;; n++) {
@@ -1095,7 +1221,7 @@ START_TEST(test_alloc_failure)
         bptt_plan_stats stats;
         int rc = bptt_table_alloc(&tb, st, T, 1, s, M, &opts);
         if (rc == BPTT_OK)
-            rc = bptt_table_plan(tb, 60, &p, NULL);
+            rc = bptt_table_plan(tb, _i == 3 ? 1200 : 60, &p, NULL);
         if (rc == BPTT_OK)
             rc = bptt_plan_validate(p, &stats);
         const size_t made = bptt_alloc_count() - before;
@@ -1231,7 +1357,8 @@ static Suite *planner_suite(void)
     tcase_add_loop_test(tc, test_lower_bound, 0, 4);
     tcase_add_test(tc, test_closed_form_only);
     tcase_add_loop_test(tc, test_long_plan, 0, 2);
-    tcase_add_loop_test(tc, test_alloc_failure, 0, 3);
+    tcase_add_loop_test(tc, test_alloc_failure, 0, 4);
+    tcase_add_loop_test(tc, test_compressed_axis, 0, 45);
     suite_add_tcase(su, tc);
 
     tc = tcase_create("determinism");

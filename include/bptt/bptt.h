@@ -133,6 +133,12 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *stats);
  * free a save, each restore precedes an advance), sizeof(bptt_action)
  * each.  A double: it may exceed any size_t. */
 double bptt_plan_bytes_bound(size_t t, int64_t c);
+/* What making and validating a plan of length t holds besides its actions
+ * (bptt_table_plan_actions of them, in an array of exactly that size) and
+ * the table, at most: the unrolling stack (at most 3 t + 4 pending
+ * entries, doubled as it grows) and the validator's flags (t + 1 bytes),
+ * with malloc's slack; SIZE_MAX if more than a size_t. */
+size_t bptt_plan_scratch_bytes(size_t t);
 
 /* ---- strategies and their cost tables -------------------------------- */
 
@@ -220,10 +226,13 @@ size_t bptt_table_length(const bptt_table *table);
 int64_t bptt_table_max_budget(const bptt_table *table);
 const bptt_strategy *bptt_table_strategy(const bptt_table *table);
 size_t bptt_table_bytes(const bptt_table *table); /* memory the table holds */
-/* The bytes bptt_table_bytes() would report for such a table, without
- * building it (SIZE_MAX: more than a size_t; 0: bad arguments).  While
- * building, the fast planner also holds each column's vertex list, a small
- * fraction of that. */
+/* The most bytes building such a table holds at once, without building
+ * it (SIZE_MAX: more than a size_t; 0: bad arguments): the table
+ * (bptt_table_bytes() after the build, at most this), the compressed
+ * budget axis, and the fast planner's scratch while it runs (column
+ * states, vertex lists counted at their most, windows), each allocation
+ * with malloc's slack.  bptt_table_alloc refuses (BPTT_ETOOBIG) a table
+ * whose count passes half of physical memory, before allocating. */
 size_t bptt_table_bytes_needed(const bptt_strategy *strategy, size_t t,
                                int64_t h, int64_t s, int64_t max_m,
                                const bptt_table_options *opts);
@@ -262,6 +271,12 @@ int64_t bptt_table_tight_budget(const bptt_table *table, int64_t m);
  * be NULL; table or out NULL: BPTT_EINVAL. */
 int bptt_table_plan(const bptt_table *table, int64_t m, bptt_plan **out,
                     int64_t *min_feasible);
+/* The number of actions bptt_table_plan would give at budget m, counted
+ * by unrolling the plan without storing it (as long as making it, but
+ * holding only the unrolling stack); -1 when m is infeasible or not
+ * served, or the stack could not grow.  bptt_table_plan counts first and
+ * makes the action array of exactly that size. */
+int64_t bptt_table_plan_actions(const bptt_table *table, int64_t m);
 
 /* ---- one call: sizes in, a checked plan out --------------------------- */
 
@@ -315,6 +330,14 @@ int64_t bptt_full_peak(size_t t, int64_t h, int64_t s);
 void bptt_alloc_fail_at(size_t n);
 /* The planner's allocations so far in this process. */
 size_t bptt_alloc_count(void);
+/* Bytes the planner's allocations hold now (what malloc reserved for each:
+ * malloc_usable_size; 0 where the C library lacks it), their peak since
+ * the last bptt_alloc_reset_peak, and that reset (the peak becomes the
+ * bytes held now).  Process-wide; tests hold the planner's peak to
+ * bptt_table_bytes_needed + bptt_plan_bytes_bound with them. */
+size_t bptt_alloc_bytes(void);
+size_t bptt_alloc_peak_bytes(void);
+void bptt_alloc_reset_peak(void);
 
 /* ---- bytes to units (doc/design.md 1.3) ------------------------------ */
 

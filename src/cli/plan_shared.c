@@ -53,33 +53,56 @@ int cli_plan_at(const char *cmd, const bptt_table *tb, int64_t m,
     return 0;
 }
 
-int cli_plan_fits(const char *cmd, const bptt_table *tb, int64_t m)
+/* The plan of cost c, n actions (-1: not counted; at most
+ * bptt_plan_bytes_bound's), fits with `held` bytes already held (the
+ * table)?  0, or the error naming the bytes it would take. */
+static int plan_fits(const char *cmd, const char *name, size_t t, int64_t m,
+                     int64_t c, int64_t n, double held)
 {
-    const int64_t c = bptt_table_cost(tb, m);
-    if (c < 0)
-        return 0; /* infeasible: bptt_table_plan says so */
-    return cli_plan_cost_fits(cmd, bptt_table_strategy(tb)->name,
-                              bptt_table_length(tb), m, c);
-}
-
-int cli_plan_cost_fits(const char *cmd, const char *name, size_t t,
-                       int64_t m, int64_t c)
-{
-    const double bytes = bptt_plan_bytes_bound(t, c);
+    const double bytes = n >= 0 ? (double)n * sizeof(bptt_action)
+                                : bptt_plan_bytes_bound(t, c);
     const double actions = bytes / (double)sizeof(bptt_action);
+    const double total = bytes + (double)bptt_plan_scratch_bytes(t) + held;
     const double phys = (double)bptt_phys_bytes();
-    if (bytes <= phys / 2)
+    if (total <= phys / 2)
         return 0;
     char need[32], have[32];
     const bptt_strategy *st = bptt_strategy_find(name);
     const int dp = st && !(st->flags & BPTT_STRATEGY_FIXED_COST);
     return cli_error(EXIT_USAGE, cmd, "the %s plan for length %zu at budget "
-                     "%" PRId64 " (%" PRId64 " forward ops) may hold up to "
-                     "%.0f actions, %s, more than half of this machine's "
-                     "%s; use a smaller length%s", name, t, m, c, actions,
-                     bptt_bytes_text(need, sizeof need, bytes),
+                     "%" PRId64 " (%" PRId64 " forward ops) %s %.0f "
+                     "actions; making it would hold %s with %s, more "
+                     "than half of this machine's %s; use a smaller "
+                     "length%s", name, t, m, c,
+                     n >= 0 ? "has" : "may hold up to", actions,
+                     bptt_bytes_text(need, sizeof need, total),
+                     held > 0 ? "the table and the planner's scratch"
+                              : "the planner's scratch",
                      bptt_bytes_text(have, sizeof have, phys),
                      dp ? " or a larger budget" : "");
+}
+
+int cli_plan_fits(const char *cmd, const bptt_table *tb, int64_t m)
+{
+    const int64_t c = bptt_table_cost(tb, m);
+    if (c < 0)
+        return 0; /* infeasible: bptt_table_plan says so */
+    const char *name = bptt_table_strategy(tb)->name;
+    const size_t t = bptt_table_length(tb);
+    const double held = (double)bptt_table_bytes(tb);
+    /* at least c + t actions (every advance, every backward): past half
+     * of memory with those, refused uncounted; else counted exactly */
+    int rc = plan_fits(cmd, name, t, m, c, c + (int64_t)t, held);
+    if (rc)
+        return rc;
+    const int64_t n = bptt_table_plan_actions(tb, m);
+    return plan_fits(cmd, name, t, m, c, n, held);
+}
+
+int cli_plan_cost_fits(const char *cmd, const char *name, size_t t,
+                       int64_t m, int64_t c)
+{
+    return plan_fits(cmd, name, t, m, c, -1, 0);
 }
 
 int cli_table_error(const char *cmd, int status, const bptt_strategy *st,
@@ -100,7 +123,7 @@ int cli_table_error(const char *cmd, int status, const bptt_strategy *st,
                          "smaller length or budget", st->name, t, budget,
                          need);
     return cli_error(EXIT_USAGE, cmd, "the %s table for length %zu and %s "
-                     "needs more than half of this machine's %s (it would "
-                     "hold %s); use a smaller length or budget",
+                     "needs more than half of this machine's %s (building "
+                     "it would hold %s); use a smaller length or budget",
                      st->name, t, budget, have, need);
 }

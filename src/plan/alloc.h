@@ -12,5 +12,14 @@
 void *planner_malloc(size_t n);
 void *planner_calloc(size_t n, size_t size);
 void *planner_realloc(void *p, size_t n);
+/* free, for what the three above returned (the held bytes go down). */
+void planner_free(void *p);
+
+/* What malloc may reserve beyond the bytes asked, at most: a small block
+ * rounds up to 16 bytes past an 8-byte header (32 covers it), a large one
+ * (mapped) to a page.  Byte counts of the planner (bptt_table_bytes_needed)
+ * add one of these per allocation. */
+#define PLANNER_SMALL_SLACK ((size_t)32)
+#define PLANNER_ALLOC_SLACK ((size_t)4096)
 
 #endif

@@ -22,12 +22,11 @@ void planner_cheap_options(const bptt_table *tb, int kind, size_t len,
     if ((rules & RULE_INTERNAL) && len >= 2) {
         /* y = 1: the paper keeps its start (left part P(0, m) = 0);
          * ours frees an H start, so H and S both give S(len-1, m-s). */
-        *best = 1 + at(tb, paper ? KIND_H : KIND_S, budget_minus(m, tb->s, 0),
-                       len - 1);
+        *best = 1 + at(tb, paper ? KIND_H : KIND_S, col_minus(tb, m, DEP_S), len - 1);
         *choice = 1;
     }
     if ((rules & RULE_HIDDEN) && len >= 2 && *best > lb) {
-        const int64_t mr = (kind == KIND_S) ? m : budget_minus(m, tb->h, 0);
+        const int64_t mr = (kind == KIND_S) ? m : col_minus(tb, m, DEP_H);
         v = 1 + at(tb, KIND_H, mr, len - 1) + at(tb, kind, m, 1);
         if (v < *best) {
             *best = v;
@@ -47,18 +46,18 @@ void planner_dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
 {
     const unsigned rules = tb->rules;
     const int paper = (rules & RULE_PAPER) != 0;
-    const int64_t h = tb->h, s = tb->s;
+    const int64_t h = tb->h, mb = col_budget(tb, m);
     const size_t T1 = tb->t + 1;
     const size_t idx = (size_t)m * T1 + len;
     int64_t best = INF;
     int32_t choice = 0;
 
     if (len == 0) {
-        tb->cost[kind][idx] = (kind == KIND_H && m < h) ? INF : 0;
+        tb->cost[kind][idx] = (kind == KIND_H && mb < h) ? INF : 0;
         tb->choice[kind][idx] = 0;
         return;
     }
-    if (kind == KIND_H && m < h) {
+    if (kind == KIND_H && mb < h) {
         tb->cost[kind][idx] = INF;
         tb->choice[kind][idx] = 0;
         return;
@@ -75,13 +74,13 @@ void planner_dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
         int64_t mr;
         if (paper) {
             rk = KIND_H;
-            mr = budget_minus(m, s, 0);
+            mr = col_minus(tb, m, DEP_S);
         } else if (kind == KIND_H) {
             rk = KIND_S;
-            mr = budget_minus(m, h, s);
+            mr = col_minus(tb, m, DEP_HS);
         } else {
             rk = KIND_S;
-            mr = budget_minus(m, s, 0);
+            mr = col_minus(tb, m, DEP_S);
         }
         if (mr >= 0) {
             const int64_t *right = tb->cost[rk] + (size_t)mr * T1;
@@ -97,7 +96,7 @@ void planner_dp_cell(bptt_table *tb, int kind, size_t len, int64_t m)
     }
     if (best > lb && len >= 3 && (rules & RULE_HIDDEN)) {
         /* hidden y = 2 .. len-1 */
-        const int64_t mr = (kind == KIND_S) ? m : budget_minus(m, h, 0);
+        const int64_t mr = (kind == KIND_S) ? m : col_minus(tb, m, DEP_H);
         if (mr >= 0) {
             const int64_t *right = tb->cost[KIND_H] + (size_t)mr * T1;
             const int64_t *left = tb->cost[kind] + (size_t)m * T1;

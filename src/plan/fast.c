@@ -57,22 +57,32 @@ typedef struct {
 } group_state;
 
 /* Vertices live in blocks that never move, so that other threads can read
- * the published ones while the owner appends. */
-#define VTX_BLOCK 256
+ * the published ones while the owner appends: blocks of 2^vshift, about
+ * sqrt(t) (16 to 256), so that short tables waste little on them. */
+static int vtx_shift(size_t t)
+{
+    int k = 4;
+    while (k < 8 && ((size_t)1 << (2 * k)) < t + 1)
+        k++;
+    return k;
+}
 
 typedef struct {
     int32_t **vtx;   /* blocks of positions p where cost(p+1) - cost(p)
                         changes, rising */
     size_t nv;       /* vertices so far (the owner's count) */
     _Atomic uint64_t published; /* lengths done << 32 | vertices then */
+    _Atomic int64_t nonconvex; /* first position p where cost(p+1) -
+                                  cost(p) < cost(p) - cost(p-1) (INT64_MAX:
+                                  none yet); set before publishing */
     int64_t full;    /* F: cost(i) = i for every i <= F */
     int64_t g[NSLOPES]; /* min over computed i > F of cost(i) + (1 - a) i */
     group_state grp[2]; /* [0]: internal splits, [1]: hidden splits */
 } col_state;
 
-static inline int32_t vtx_at(const col_state *c, size_t i)
+static inline int32_t vtx_at(const col_state *c, size_t i, int sh)
 {
-    return c->vtx[i / VTX_BLOCK][i % VTX_BLOCK];
+    return c->vtx[i >> sh][i & (((size_t)1 << sh) - 1)];
 }
 
 typedef struct {
@@ -87,6 +97,7 @@ typedef struct {
     bptt_table *tb;
     col_state *cs;   /* [kind * ncols + m] */
     int64_t ncols;
+    int vshift;      /* vertex blocks of 2^vshift */
 } fast_dp;
 
 static inline col_state *col(const fast_dp *d, int kind, int64_t m)
@@ -100,13 +111,13 @@ static void split_groups(const bptt_table *tb, int kind, size_t len,
 {
     const int paper = (tb->rules & RULE_PAPER) != 0;
     g[0].rk = paper ? KIND_H : KIND_S;
-    g[0].rm = paper || kind == KIND_S ? budget_minus(m, tb->s, 0)
-                                          : budget_minus(m, tb->h, tb->s);
+    g[0].rm = paper || kind == KIND_S ? col_minus(tb, m, DEP_S)
+                                          : col_minus(tb, m, DEP_HS);
     g[0].sh = 1;
     g[0].sign = 1;
     g[0].ok = (tb->rules & RULE_INTERNAL) && len >= 3 && g[0].rm >= 0;
     g[1].rk = KIND_H;
-    g[1].rm = kind == KIND_S ? m : budget_minus(m, tb->h, 0);
+    g[1].rm = kind == KIND_S ? m : col_minus(tb, m, DEP_H);
     g[1].sh = 0;
     g[1].sign = -1;
     g[1].ok = (tb->rules & RULE_HIDDEN) && len >= 3 && g[1].rm >= 0;
@@ -136,11 +147,33 @@ static void scan_group(const fast_dp *d, int kind, int64_t m,
             besty = y_;                                                      \
         }                                                                    \
     } while (0)
+    const col_state *lc = col(d, kind, m);
+    const col_state *rc = col(d, gp->rk, gp->rm);
+    if (atomic_load_explicit(&lc->nonconvex, memory_order_relaxed) >=
+            len - 1 &&
+        atomic_load_explicit(&rc->nonconvex, memory_order_relaxed) >=
+            len - 2) {
+        /* both columns convex where the group reads them (L at 1..len-1,
+         * R at 1..len-2): the group is convex in y, and its smallest
+         * minimiser is the first y whose next difference is >= 0 */
+        int64_t lo = ylo, hi = yhi;
+        while (lo < hi) {
+            const int64_t y = lo + (hi - lo) / 2;
+            const int64_t dv = 1 + R[len - y - 1] - R[len - y] +
+                               L[y + 1 - sh] - L[y - sh];
+            if (dv >= 0)
+                hi = y;
+            else
+                lo = y + 1;
+        }
+        *bv = lo + R[len - lo] + L[lo - sh];
+        *by = lo;
+        return;
+    }
     EVAL(ylo);
     EVAL(yhi);
-    const col_state *lc = col(d, kind, m);
     for (size_t i = 0; i < lc->nv; i++) {
-        const int64_t y = vtx_at(lc, i) + sh;
+        const int64_t y = vtx_at(lc, i, d->vshift) + sh;
         if (y >= yhi)
             break;
         if (y > ylo)
@@ -148,14 +181,13 @@ static void scan_group(const fast_dp *d, int kind, int64_t m,
     }
     /* another column's vertices: only those it has published (all that
      * matter here: positions up to len - 2) */
-    const col_state *rc = col(d, gp->rk, gp->rm);
     const size_t rnv =
         gp->rm == m ? rc->nv
                     : (size_t)(atomic_load_explicit(&rc->published,
                                                     memory_order_acquire) &
                                0xffffffffu);
     for (size_t i = 0; i < rnv; i++) {
-        const int64_t y = len - vtx_at(rc, i);
+        const int64_t y = len - vtx_at(rc, i, d->vshift);
         if (y <= ylo)
             break;
         if (y < yhi)
@@ -260,14 +292,14 @@ static int fast_cell(const fast_dp *d, int kind, size_t len, int64_t m)
     bptt_table *tb = d->tb;
     const unsigned rules = tb->rules;
     const int paper = (rules & RULE_PAPER) != 0;
-    const int64_t h = tb->h, s = tb->s;
+    const int64_t h = tb->h, s = tb->s, mb = col_budget(tb, m);
     const size_t idx = (size_t)m * (tb->t + 1) + len;
     col_state *c = col(d, kind, m);
     int64_t best = INF;
     int32_t choice = 0;
 
-    if (len == 0 || (kind == KIND_H && m < h)) {
-        tb->cost[kind][idx] = (kind == KIND_H && m < h) ? INF : 0;
+    if (len == 0 || (kind == KIND_H && mb < h)) {
+        tb->cost[kind][idx] = (kind == KIND_H && mb < h) ? INF : 0;
         tb->choice[kind][idx] = 0;
         if (len == 0)
             for (int a = 0; a < NSLOPES; a++)
@@ -276,8 +308,8 @@ static int fast_cell(const fast_dp *d, int kind, size_t len, int64_t m)
     }
     const int64_t L = (int64_t)len;
     int64_t lb = (rules & RULE_INTERNAL) ? L : 2 * L - 1;
-    if ((rules & RULE_INTERNAL) && !paper && 2 * L - 1 - m / s > lb)
-        lb = 2 * L - 1 - m / s;
+    if ((rules & RULE_INTERNAL) && !paper && 2 * L - 1 - mb / s > lb)
+        lb = 2 * L - 1 - mb / s;
 
     split_group g[2];
     split_groups(tb, kind, len, m, g);
@@ -322,11 +354,18 @@ static int note_vertex(const fast_dp *d, int kind, int64_t m, size_t len)
         C[len] - C[len - 1] == C[len - 1] - C[len - 2])
         return 0;
     col_state *c = col(d, kind, m);
-    if (c->nv % VTX_BLOCK == 0 &&
-        !(c->vtx[c->nv / VTX_BLOCK] =
-              planner_malloc(VTX_BLOCK * sizeof **c->vtx)))
+    if (C[len] - C[len - 1] < C[len - 1] - C[len - 2] &&
+        atomic_load_explicit(&c->nonconvex, memory_order_relaxed) ==
+            INT64_MAX)
+        atomic_store_explicit(&c->nonconvex, (int64_t)len - 1,
+                              memory_order_relaxed);
+    const int sh = d->vshift;
+    const size_t mask = ((size_t)1 << sh) - 1;
+    if ((c->nv & mask) == 0 &&
+        !(c->vtx[c->nv >> sh] =
+              planner_malloc((mask + 1) * sizeof **c->vtx)))
         return -1;
-    c->vtx[c->nv / VTX_BLOCK][c->nv % VTX_BLOCK] = (int32_t)(len - 1);
+    c->vtx[c->nv >> sh][c->nv & mask] = (int32_t)(len - 1);
     c->nv++;
     return 0;
 }
@@ -345,9 +384,8 @@ static int wait_for(const fast_dp *d, int64_t m, size_t len,
                     _Atomic int *failed)
 {
     const bptt_table *tb = d->tb;
-    const int64_t deps[3] = {budget_minus(m, tb->h, 0),
-                              budget_minus(m, tb->s, 0),
-                              budget_minus(m, tb->h, tb->s)};
+    const int64_t deps[3] = {col_minus(tb, m, DEP_H), col_minus(tb, m, DEP_S),
+                             col_minus(tb, m, DEP_HS)};
     for (int i = 0; i < 3; i++) {
         if (deps[i] < 0)
             continue;
@@ -382,9 +420,9 @@ static void publish(const fast_dp *d, int64_t m, size_t len)
  * barrier per length). */
 int planner_fast_build(bptt_table *tb, int64_t ncols, int nt)
 {
-    fast_dp d = {tb, NULL, ncols};
+    fast_dp d = {tb, NULL, ncols, vtx_shift(tb->t)};
     const size_t ncs = (size_t)tb->kinds * (size_t)ncols;
-    const size_t nblocks = tb->t / VTX_BLOCK + 1;
+    const size_t nblocks = (tb->t >> d.vshift) + 1;
     d.cs = planner_calloc(ncs, sizeof *d.cs);
     if (!d.cs)
         return BPTT_ENOMEM;
@@ -392,6 +430,7 @@ int planner_fast_build(bptt_table *tb, int64_t ncols, int nt)
     _Atomic int64_t next = 0;
     for (size_t i = 0; i < ncs; i++) {
         atomic_init(&d.cs[i].published, 0);
+        atomic_init(&d.cs[i].nonconvex, INT64_MAX);
         if (!(d.cs[i].vtx = planner_calloc(nblocks, sizeof *d.cs[i].vtx)))
             atomic_store(&failed, 1);
     }
@@ -421,11 +460,35 @@ int planner_fast_build(bptt_table *tb, int64_t ncols, int nt)
     }
     for (size_t i = 0; i < ncs; i++) {
         for (size_t b = 0; d.cs[i].vtx && b < nblocks; b++)
-            free(d.cs[i].vtx[b]);
-        free(d.cs[i].vtx);
+            planner_free(d.cs[i].vtx[b]);
+        planner_free(d.cs[i].vtx);
         for (int g = 0; g < 2; g++)
-            free(d.cs[i].grp[g].q);
+            planner_free(d.cs[i].grp[g].q);
     }
-    free(d.cs);
+    planner_free(d.cs);
     return atomic_load(&failed) ? BPTT_ENOMEM : BPTT_OK;
+}
+
+/* What planner_fast_build allocates besides the table, at most: the
+ * column states; per column and kind the vertex blocks' index, the blocks
+ * (at most t - 1 vertices), and two windows of F + 2 positions, F the
+ * longest length the column stores whole: F (s) <= budget, so F <=
+ * floor(budget / s) + 1 (and <= t). */
+size_t planner_fast_scratch_bytes(const bptt_table *tb)
+{
+    if (tb->ncols <= 0)
+        return 0;
+    const size_t t = tb->t, ncs = (size_t)tb->kinds * (size_t)tb->ncols;
+    const int sh = vtx_shift(t);
+    const size_t nblocks = (t >> sh) + 1;
+    const size_t used = t >= 2 ? ((t - 1) >> sh) + 1 : 0; /* blocks used */
+    const int64_t fmax = tb->dpw / tb->s + 1; /* dpw: the largest budget */
+    const size_t F = (uint64_t)fmax < (uint64_t)t ? (size_t)fmax : t;
+    const size_t per = nblocks * sizeof(int32_t *) + PLANNER_SMALL_SLACK +
+                       used * (((size_t)1 << sh) * sizeof(int32_t) +
+                               PLANNER_SMALL_SLACK) +
+                       2 * ((F + 2) * sizeof(int32_t) + PLANNER_SMALL_SLACK);
+    if (ncs > (SIZE_MAX / 2) / (per + sizeof(col_state)))
+        return SIZE_MAX;
+    return ncs * (per + sizeof(col_state)) + PLANNER_ALLOC_SLACK;
 }

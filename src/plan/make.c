@@ -61,15 +61,31 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
     bptt_table *tb = NULL;
     int rc = bptt_table_alloc(&tb, st, t, th, ts, tm, &o);
     bptt_plan *plan = NULL;
-    /* the plan's actions, bounded by its cost, must fit in half of
-     * physical memory before they are made */
+    /* the table (its build, with the fast planner's scratch, was held to
+     * bptt_table_bytes_needed by bptt_table_alloc) stays while the plan is
+     * unrolled and validated: the table, the plan's actions, the
+     * unrolling stack and the validator's flags must fit in half of
+     * physical memory before the plan is made.  A plan has at least c + t
+     * actions (every advance, every backward): past that, no count; else
+     * the actions are counted exactly. */
     const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     if (rc == BPTT_OK && pages > 0 && psize > 0) {
         const int64_t c = bptt_table_cost(tb, tm);
-        if (c > 0 && bptt_plan_bytes_bound(t, c) >
-                         (double)pages * (double)psize / 2) {
+        const double half = (double)pages * (double)psize / 2;
+        const double fixed = (double)bptt_table_bytes(tb) +
+                             (double)bptt_plan_scratch_bytes(t);
+        const double fewest = ((double)c + (double)t) * sizeof(bptt_action);
+        if (c > 0 && fixed + fewest > half) {
             stats->forward_ops = c;
             rc = BPTT_ETOOBIG;
+        } else if (c > 0) {
+            const int64_t n = bptt_table_plan_actions(tb, tm);
+            if (n < 0)
+                rc = BPTT_ENOMEM;
+            else if (fixed + (double)n * sizeof(bptt_action) > half) {
+                stats->forward_ops = c;
+                rc = BPTT_ETOOBIG;
+            }
         }
     }
     if (rc == BPTT_OK)

@@ -104,14 +104,18 @@ void bptt_plan_free(bptt_plan *plan)
 {
     if (!plan)
         return;
-    free(plan->actions);
-    free(plan);
+    planner_free(plan->actions);
+    planner_free(plan);
 }
 
 int bptt_plan_push(bptt_plan *plan, int op, size_t step)
 {
     if (!plan || op < 0 || op >= BPTT_N_OPS || step > plan->length)
         return BPTT_EINVAL;
+    if (!plan->actions && plan->capacity == SIZE_MAX) {
+        plan->n_actions++; /* a counting plan (bptt_table_plan_actions) */
+        return BPTT_OK;
+    }
     if (plan->n_actions == plan->capacity) {
         size_t cap = plan->capacity ? 2 * plan->capacity : 64;
         if (cap > SIZE_MAX / sizeof(bptt_action))
@@ -249,7 +253,7 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
         else if (stored != 0)
             v = BPTT_V_LEAK;
     }
-    free(flag);
+    planner_free(flag);
     st->violation = v;
     st->bad_action = v == BPTT_V_NONE ? plan->n_actions : k;
     return v == BPTT_V_NONE ? BPTT_OK : BPTT_EBADPLAN;

@@ -98,6 +98,9 @@ static int32_t closed_form_choice(int kind, size_t len, int64_t m, int64_t s)
     return (int32_t)(F + 1 < l - F + 1 ? F + 1 : l - F + 1);
 }
 
+static int64_t count_sums(size_t t, int64_t h, int64_t s, int64_t top,
+                          int64_t stop);
+
 /* What a DP table over lengths 0..t and budgets up to max_m holds: the
  * stored width, the DP columns, the closed-form budget, the served range
  * and the number of start kinds (set in tb from its strategy's rules). */
@@ -131,16 +134,123 @@ static void dp_layout(bptt_table *tb)
             }
         }
     }
+    /* The budget axis: dense, or compressed where far fewer sums
+     * a h + b s than budgets lie below dpw (s much above t h). */
+    /* dpw + 1 columns (INT64_MAX: too many anyway, and no overflow) */
+    tb->ncols = tb->dpw < INT64_MAX ? tb->dpw + 1 : INT64_MAX;
+    tb->compressed = 0;
+    if (tb->dpw >= 0) {
+        const int64_t half = tb->dpw / 2 + (tb->dpw & 1); /* (dpw + 1) / 2 */
+        const int64_t n = count_sums(tb->t, tb->h, tb->s, tb->dpw, half);
+        if (n <= half) {
+            tb->compressed = 1;
+            tb->ncols = n; /* at least the distinct sums */
+        }
+    }
 }
 
-/* Bytes of the stored columns (SIZE_MAX if they would not fit a size_t). */
+/* How many pairs (a, b), a + b <= t + 1, have a h + b s <= top, counting
+ * equal sums once per pair; stops counting above stop. */
+static int64_t count_sums(size_t t, int64_t h, int64_t s, int64_t top,
+                          int64_t stop)
+{
+    const int64_t n = (int64_t)t + 1;
+    int64_t total = 0;
+    for (int64_t b = 0; b <= n && b <= top / s; b++) {
+        const int64_t rest = (top - b * s) / h; /* b s <= top: no overflow */
+        total += (rest < n - b ? rest : n - b) + 1;
+        if (total > stop)
+            return total;
+    }
+    return total;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The largest index i < n with v[i] <= x (v rising, v[0] <= x). */
+static int64_t floor_index(const int64_t *v, int64_t n, int64_t x)
+{
+    int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo + 1) / 2;
+        if (v[mid] <= x)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The compressed axis (doc/design.md 4.6): every cost of the DP at budget
+ * m equals its cost at the largest sum a h + b s <= m with a + b <= t + 1,
+ * since every plan of a segment of len <= t steps stores at most len + 1
+ * states at once: a column per distinct sum, and for each the columns of
+ * its budget less h, s and h + s. */
+static int build_axis(bptt_table *tb)
+{
+    const int64_t n = (int64_t)tb->t + 1, top = tb->dpw, cap = tb->ncols;
+    int64_t *v = planner_malloc((size_t)cap * sizeof *v), k = 0;
+    if (!v)
+        return BPTT_ENOMEM;
+    for (int64_t b = 0; b <= n && b <= top / tb->s; b++) {
+        const int64_t base = b * tb->s, rest = (top - base) / tb->h;
+        for (int64_t a = 0; a <= rest && a <= n - b && k < cap; a++)
+            v[k++] = base + a * tb->h; /* <= top */
+    }
+    qsort(v, (size_t)k, sizeof *v, cmp_i64);
+    int64_t u = 0;
+    for (int64_t i = 0; i < k; i++)
+        if (u == 0 || v[i] != v[u - 1])
+            v[u++] = v[i];
+    int64_t *dep = planner_malloc((size_t)u * 3 * sizeof *dep);
+    if (!dep) {
+        planner_free(v);
+        return BPTT_ENOMEM;
+    }
+    for (int64_t c = 0; c < u; c++)
+        for (int i = 0; i < 3; i++) {
+            const int64_t x = budget_minus(v[c], i == DEP_S ? tb->s : tb->h,
+                                           i == DEP_HS ? tb->s : 0);
+            dep[3 * c + i] = x < 0 ? -1 : floor_index(v, c, x); /* x < v[c] */
+        }
+    tb->vals = v;
+    tb->dep = dep;
+    tb->ncols = u;
+    return BPTT_OK;
+}
+
+int64_t planner_col_of(const bptt_table *tb, int64_t m)
+{
+    if (!tb->vals)
+        return m;
+    return floor_index(tb->vals, tb->ncols, m);
+}
+
+/* Bytes a DP build holds at its peak, every allocation counted with
+ * malloc's slack (SIZE_MAX if more than a size_t): the stored columns,
+ * the compressed axis, and the fast build's scratch while it runs. */
 static size_t dp_bytes(const bptt_table *tb)
 {
-    const size_t T1 = tb->t + 1, M1 = (size_t)tb->dpw + 1;
+    if (tb->dpw < 0)
+        return 0;
+    const size_t T1 = tb->t + 1, M1 = (size_t)tb->ncols;
     const size_t per = (sizeof(int64_t) + sizeof(int32_t)) * (size_t)tb->kinds;
-    if (M1 && M1 > SIZE_MAX / T1 / per)
+    if (M1 > SIZE_MAX / T1 / per / 2)
         return SIZE_MAX;
-    return M1 * T1 * per;
+    size_t b = M1 * T1 * per + 4 * (size_t)tb->kinds * PLANNER_ALLOC_SLACK;
+    if (tb->compressed) /* vals (as many as pairs), dep */
+        b += M1 * 4 * sizeof(int64_t) + 2 * PLANNER_ALLOC_SLACK;
+    if (!tb->reference) {
+        const size_t f = planner_fast_scratch_bytes(tb);
+        if (f == SIZE_MAX || b > SIZE_MAX - f)
+            return SIZE_MAX;
+        b += f;
+    }
+    return b;
 }
 
 static int dp_build(bptt_table *tb)
@@ -152,23 +262,28 @@ static int dp_build(bptt_table *tb)
         return BPTT_OK; /* closed form only */
 
     const size_t T1 = tb->t + 1;
-    const size_t M1 = (size_t)tb->dpw + 1;
     const int kinds = tb->kinds;
     const size_t bytes = dp_bytes(tb);
     if (bytes == SIZE_MAX)
         return BPTT_ETOOBIG;
-    const size_t cells = M1 * T1;
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psize > 0 &&
         bytes / 2 > (size_t)pages / 2 * (size_t)psize / 2)
         return BPTT_ETOOBIG; /* more than half of physical memory */
+    if (tb->compressed) {
+        const int rc = build_axis(tb);
+        if (rc != BPTT_OK)
+            return rc;
+        tb->bytes += (size_t)tb->ncols * 3 * sizeof(int64_t);
+    }
+    const size_t cells = (size_t)tb->ncols * T1;
     for (int k = 0; k < kinds; k++) {
         tb->cost[k] = planner_malloc(cells * sizeof(int64_t));
         tb->choice[k] = planner_malloc(cells * sizeof(int32_t));
         if (!tb->cost[k] || !tb->choice[k])
             return BPTT_ENOMEM; /* bptt_table_free releases the rest */
     }
-    tb->bytes += bytes;
+    tb->bytes += cells * (sizeof(int64_t) + sizeof(int32_t)) * (size_t)kinds;
 
     int nt = tb->threads;
 #ifdef _OPENMP
@@ -178,8 +293,8 @@ static int dp_build(bptt_table *tb)
     nt = 1;
 #endif
     if (!tb->reference)
-        return planner_fast_build(tb, tb->dpw + 1, nt);
-    const long mmax = (long)tb->dpw;
+        return planner_fast_build(tb, tb->ncols, nt);
+    const long mmax = (long)tb->ncols - 1;
     (void)nt;
     for (size_t len = 0; len <= tb->t; len++) {
         /* Cells of one length are independent across budgets. */
@@ -197,7 +312,8 @@ static int64_t dp_cost(const bptt_table *tb, size_t len, int64_t m)
         return -1;
     if (m >= tb->fcol)
         return closed_form(len, m, tb->s);
-    const int64_t c = at(tb, KIND_H, m < tb->width ? m : tb->width, len);
+    const int64_t c =
+        at(tb, KIND_H, planner_col_of(tb, m < tb->dpw ? m : tb->dpw), len);
     return c >= INF ? -1 : c;
 }
 
@@ -287,6 +403,17 @@ static int advance(emitter *e, size_t from, size_t to)
     return rc;
 }
 
+size_t bptt_plan_scratch_bytes(size_t t)
+{
+    /* the stack: each open split keeps at most 3 entries below the segment
+     * being unrolled (its left part, free, backward) and open splits nest
+     * in right parts of falling length: 3 t + 4 entries, capacity below
+     * twice that (or 64), and a realloc holds old and new at once */
+    const double stack = (3.0 * (double)t + 68) * 3 * sizeof(task);
+    const double b = stack + (double)t + 1 + 4 * PLANNER_ALLOC_SLACK;
+    return b >= (double)SIZE_MAX ? SIZE_MAX : (size_t)b;
+}
+
 static int dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
 {
     const int paper = (tb->rules & RULE_PAPER) != 0;
@@ -297,7 +424,7 @@ static int dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
     int rc = push_solve(&st, KIND_H, 0, 1, 0, tb->t, m);
 
     while (rc == BPTT_OK && st.n > 0) {
-        const task tk = st.v[--st.n];
+        task tk = st.v[--st.n];
         if (tk.type == TASK_ACTION) {
             rc = emit(&e, (int)tk.op, tk.a);
             continue;
@@ -315,9 +442,14 @@ static int dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
             rc = BPTT_EINFEASIBLE; /* not reached for feasible budgets */
             break;
         }
+        int64_t col = -1;
+        if (tk.m <= tb->dpw) { /* on a compressed axis: its largest sum */
+            col = planner_col_of(tb, tk.m);
+            tk.m = col_budget(tb, col);
+        }
         const int32_t c =
-            tk.m <= tb->dpw ? tb->choice[tk.kind][(size_t)tk.m * T1 + len]
-                            : closed_form_choice(tk.kind, len, tk.m, s);
+            col >= 0 ? tb->choice[tk.kind][(size_t)col * T1 + len]
+                     : closed_form_choice(tk.kind, len, tk.m, s);
         if (c == 0) {
             rc = BPTT_EINFEASIBLE; /* not reached for feasible budgets */
             break;
@@ -367,7 +499,7 @@ static int dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
                 rc = push_solve(&st, rk, 1, 0, a + y, len - y, mr);
         }
     }
-    free(st.v);
+    planner_free(st.v);
     return rc;
 }
 
@@ -546,10 +678,12 @@ void bptt_table_free(bptt_table *tb)
     if (!tb)
         return;
     for (int k = 0; k < 2; k++) {
-        free(tb->cost[k]);
-        free(tb->choice[k]);
+        planner_free(tb->cost[k]);
+        planner_free(tb->choice[k]);
     }
-    free(tb);
+    planner_free(tb->vals);
+    planner_free(tb->dep);
+    planner_free(tb);
 }
 
 size_t bptt_table_length(const bptt_table *tb) { return tb ? tb->t : 0; }
@@ -594,9 +728,10 @@ size_t bptt_table_bytes_needed(const bptt_strategy *strategy, size_t t,
             tb.rules = dp[i].rules;
             dp_layout(&tb);
             const size_t b = dp_bytes(&tb);
-            return b == SIZE_MAX ? SIZE_MAX : b + sizeof tb;
+            return b == SIZE_MAX ? SIZE_MAX
+                                 : b + sizeof tb + PLANNER_ALLOC_SLACK;
         }
-    return sizeof tb; /* full, chen: nothing beyond the object */
+    return sizeof tb + PLANNER_ALLOC_SLACK; /* full, chen: the object */
 }
 
 int64_t bptt_table_cost_at(const bptt_table *tb, size_t t, int64_t m)
@@ -662,10 +797,22 @@ int bptt_table_plan(const bptt_table *tb, int64_t m, bptt_plan **out,
     const int64_t mt = bptt_table_tight_budget(tb, m);
     if (mt < 0)
         return BPTT_EINFEASIBLE;
+    /* the actions counted first, so that the array is made once, of
+     * exactly that size (no doubling: what is held is what is counted) */
+    const int64_t n = bptt_table_plan_actions(tb, m);
+    if (n < 0)
+        return BPTT_ENOMEM; /* the count's stack could not grow */
     bptt_plan *plan;
     int rc = bptt_plan_alloc(&plan, tb->t, tb->h, tb->s, m);
     if (rc != BPTT_OK)
         return rc;
+    if ((uint64_t)n > SIZE_MAX / sizeof(bptt_action) ||
+        (n > 0 && !(plan->actions = planner_malloc((size_t)n *
+                                                  sizeof(bptt_action))))) {
+        bptt_plan_free(plan);
+        return BPTT_ENOMEM;
+    }
+    plan->capacity = (size_t)n;
     rc = tb->strategy->emit(tb, mt, plan);
     if (rc != BPTT_OK) {
         bptt_plan_free(plan);
@@ -673,4 +820,20 @@ int bptt_table_plan(const bptt_table *tb, int64_t m, bptt_plan **out,
     }
     *out = plan;
     return BPTT_OK;
+}
+
+int64_t bptt_table_plan_actions(const bptt_table *tb, int64_t m)
+{
+    if (!tb || m < tb->lo || m > tb->max_m)
+        return -1;
+    const int64_t mt = bptt_table_tight_budget(tb, m);
+    if (mt < 0)
+        return -1;
+    /* a counting plan (plan.c): pushes only count */
+    bptt_plan counter = {.length = tb->t, .hidden_units = tb->h,
+                         .internal_units = tb->s, .budget = m,
+                         .capacity = SIZE_MAX};
+    if (tb->strategy->emit(tb, mt, &counter) != BPTT_OK)
+        return -1;
+    return (int64_t)counter.n_actions;
 }

@@ -30,7 +30,18 @@ struct bptt_table {
     int64_t fcol;      /* budgets >= fcol: closed form (INT64_MAX: none) */
     int64_t lo;        /* smallest budget served */
     int64_t asked_lo;  /* the caller's smallest budget (options) */
+    /* The stored columns: ncols of them.  Dense (vals NULL): column c is
+     * budget c, ncols = dpw + 1.  Compressed (doc/design.md 4.6): column c
+     * is budget vals[c], the rising sums a h + b s (a + b <= t + 1) up to
+     * dpw, and dep[3 c + DEP_*] the column of the largest such sum <= that
+     * budget less h, s or h + s (-1: none). */
+    int64_t ncols;
+    int compressed;
+    int64_t *vals;
+    int64_t *dep;
 };
+
+enum { DEP_H = 0, DEP_S = 1, DEP_HS = 2 };
 
 #ifndef INF
 #define INF (INT64_MAX / 4)
@@ -43,7 +54,29 @@ static inline int64_t budget_minus(int64_t m, int64_t a, int64_t b)
     return (m < a || m - a < b) ? -1 : m - a - b;
 }
 
-/* Cost of cell (kind, len) at budget m (INF below 0). */
+/* The budget of stored column c. */
+static inline int64_t col_budget(const bptt_table *tb, int64_t c)
+{
+    return tb->vals ? tb->vals[c] : c;
+}
+
+/* The column holding column c's budget less h (DEP_H), s (DEP_S) or
+ * h + s (DEP_HS): -1 when that is negative. */
+static inline int64_t col_minus(const bptt_table *tb, int64_t c, int which)
+{
+    if (c < 0)
+        return -1;
+    if (tb->vals)
+        return tb->dep[3 * (size_t)c + (size_t)which];
+    return budget_minus(c, which == DEP_S ? tb->s : tb->h,
+                        which == DEP_HS ? tb->s : 0);
+}
+
+/* The column that answers budget m (0 <= m <= dpw): m itself, or on a
+ * compressed axis the largest stored budget <= m (table.c). */
+int64_t planner_col_of(const bptt_table *tb, int64_t m);
+
+/* Cost of cell (kind, len) at column m (INF below 0). */
 static inline int64_t at(const bptt_table *tb, int kind, int64_t m,
                          size_t len)
 {
@@ -54,6 +87,9 @@ static inline int64_t at(const bptt_table *tb, int kind, int64_t m,
 
 /* The fast build of the first ncols columns on nt threads (fast.c). */
 int planner_fast_build(bptt_table *tb, int64_t ncols, int nt);
+/* Bytes the fast build of tb's dp_layout holds besides the table, at
+ * most, with malloc's slack per allocation (SIZE_MAX: too many). */
+size_t planner_fast_scratch_bytes(const bptt_table *tb);
 /* The build of a strategy with no table (full, chen: fixed.c). */
 int planner_nothing_to_build(bptt_table *tb);
 extern const bptt_strategy bptt_strategy_full, bptt_strategy_chen;

@@ -8,7 +8,7 @@
 
 #include "bptt.h"
 #include "dp_cell.h"
-#include "table_impl.h"
+#include "costs.h"
 
 void planner_cheap_options(const bptt_table *tb, int kind, size_t len,
                            int64_t m, int64_t lb, int64_t *best,

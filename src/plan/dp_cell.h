@@ -7,9 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "table_impl.h"
+#include "costs.h"
 
-/* m is a column of the table (its budget: col_budget, table_impl.h).
+/* m is a column of the table (its budget: col_budget, costs.h).
  * The cheap options of cell (kind, len >= 1, m), first, in the order that
  * settles ties: internal y = 1, hidden y = 1, nothing stored (y = len); the
  * later ones only while the best is above lb.  *best gets the least cost

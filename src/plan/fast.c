@@ -12,7 +12,7 @@
 
 #include "bptt.h"
 #include "dp_cell.h"
-#include "table_impl.h"
+#include "costs.h"
 
 /* ---- the fast DP ----------------------------------------------------------
  *

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "bptt.h"
-#include "table_impl.h"
+#include "costs.h"
 
 /* ---- full BPTT ----------------------------------------------------------- */
 

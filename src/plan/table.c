@@ -26,8 +26,9 @@
  *   P, hidden y:     y + P(len-y, m-h) + P(y, m)
  *   P, internal y:   y + P(len-y, m-s) + P(y-1, m)
  * One cell of it is dp_cell.c's (the plain scan; the cheap options both
- * builds share), the fast build of whole columns fast.c's; this file lays
- * the table out, chooses the build, and unrolls plans from it.
+ * builds share), the fast build of whole columns fast.c's, the compressed
+ * budget axis axis.c's, the unrolling of a plan emit.c's; this file lays
+ * the table out, chooses the build, and answers for the table object.
  */
 #include <math.h>
 #include <sched.h>
@@ -42,7 +43,7 @@
 
 #include "bptt.h"
 #include "dp_cell.h"
-#include "table_impl.h"
+#include "costs.h"
 
 #define INF (INT64_MAX / 4)
 
@@ -89,17 +90,6 @@ static int64_t closed_form_from(size_t t, int64_t s, int64_t top)
     return lo;
 }
 
-/* The split the closed form's proof uses at a cell it covers. */
-static int32_t closed_form_choice(int kind, size_t len, int64_t m, int64_t s)
-{
-    const int64_t l = (int64_t)len, F = m / s + 1;
-    if (l <= 1 || kind == KIND_H || l <= F)
-        return 1; /* l = 1: nothing stored; else internal y = 1 */
-    return (int32_t)(F + 1 < l - F + 1 ? F + 1 : l - F + 1);
-}
-
-static int64_t count_sums(size_t t, int64_t h, int64_t s, int64_t top,
-                          int64_t stop);
 
 /* What a DP table over lengths 0..t and budgets up to max_m holds: the
  * stored width, the DP columns, the closed-form budget, the served range
@@ -141,93 +131,12 @@ static void dp_layout(bptt_table *tb)
     tb->compressed = 0;
     if (tb->dpw >= 0) {
         const int64_t half = tb->dpw / 2 + (tb->dpw & 1); /* (dpw + 1) / 2 */
-        const int64_t n = count_sums(tb->t, tb->h, tb->s, tb->dpw, half);
+        const int64_t n = planner_count_sums(tb->t, tb->h, tb->s, tb->dpw, half);
         if (n <= half) {
             tb->compressed = 1;
             tb->ncols = n; /* at least the distinct sums */
         }
     }
-}
-
-/* How many pairs (a, b), a + b <= t + 1, have a h + b s <= top, counting
- * equal sums once per pair; stops counting above stop. */
-static int64_t count_sums(size_t t, int64_t h, int64_t s, int64_t top,
-                          int64_t stop)
-{
-    const int64_t n = (int64_t)t + 1;
-    int64_t total = 0;
-    for (int64_t b = 0; b <= n && b <= top / s; b++) {
-        const int64_t rest = (top - b * s) / h; /* b s <= top: no overflow */
-        total += (rest < n - b ? rest : n - b) + 1;
-        if (total > stop)
-            return total;
-    }
-    return total;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The largest index i < n with v[i] <= x (v rising, v[0] <= x). */
-static int64_t floor_index(const int64_t *v, int64_t n, int64_t x)
-{
-    int64_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        const int64_t mid = lo + (hi - lo + 1) / 2;
-        if (v[mid] <= x)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
-/* The compressed axis (doc/design.md 4.6): every cost of the DP at budget
- * m equals its cost at the largest sum a h + b s <= m with a + b <= t + 1,
- * since every plan of a segment of len <= t steps stores at most len + 1
- * states at once: a column per distinct sum, and for each the columns of
- * its budget less h, s and h + s. */
-static int build_axis(bptt_table *tb)
-{
-    const int64_t n = (int64_t)tb->t + 1, top = tb->dpw, cap = tb->ncols;
-    int64_t *v = planner_malloc((size_t)cap * sizeof *v), k = 0;
-    if (!v)
-        return BPTT_ENOMEM;
-    for (int64_t b = 0; b <= n && b <= top / tb->s; b++) {
-        const int64_t base = b * tb->s, rest = (top - base) / tb->h;
-        for (int64_t a = 0; a <= rest && a <= n - b && k < cap; a++)
-            v[k++] = base + a * tb->h; /* <= top */
-    }
-    qsort(v, (size_t)k, sizeof *v, cmp_i64);
-    int64_t u = 0;
-    for (int64_t i = 0; i < k; i++)
-        if (u == 0 || v[i] != v[u - 1])
-            v[u++] = v[i];
-    int64_t *dep = planner_malloc((size_t)u * 3 * sizeof *dep);
-    if (!dep) {
-        planner_free(v);
-        return BPTT_ENOMEM;
-    }
-    for (int64_t c = 0; c < u; c++)
-        for (int i = 0; i < 3; i++) {
-            const int64_t x = budget_minus(v[c], i == DEP_S ? tb->s : tb->h,
-                                           i == DEP_HS ? tb->s : 0);
-            dep[3 * c + i] = x < 0 ? -1 : floor_index(v, c, x); /* x < v[c] */
-        }
-    tb->vals = v;
-    tb->dep = dep;
-    tb->ncols = u;
-    return BPTT_OK;
-}
-
-int64_t planner_col_of(const bptt_table *tb, int64_t m)
-{
-    if (!tb->vals)
-        return m;
-    return floor_index(tb->vals, tb->ncols, m);
 }
 
 /* Bytes a DP build holds at its peak, every allocation counted with
@@ -271,7 +180,7 @@ static int dp_build(bptt_table *tb)
         bytes / 2 > (size_t)pages / 2 * (size_t)psize / 2)
         return BPTT_ETOOBIG; /* more than half of physical memory */
     if (tb->compressed) {
-        const int rc = build_axis(tb);
+        const int rc = planner_build_axis(tb);
         if (rc != BPTT_OK)
             return rc;
         tb->bytes += (size_t)tb->ncols * 3 * sizeof(int64_t);
@@ -323,193 +232,13 @@ static int64_t dp_min_budget(size_t t, int64_t h, int64_t s, size_t k)
     return h; /* h(0) alone: recompute from it before every backward */
 }
 
-/* Unrolling, with an explicit stack (depth can reach t). */
-enum { TASK_SOLVE, TASK_ACTION };
-typedef struct {
-    uint8_t type, kind, from_internal, owns; /* SOLVE: start kind/source */
-    uint32_t op;                             /* ACTION */
-    size_t a, len;                           /* SOLVE: start, length */
-    int64_t m;                               /* SOLVE: budget */
-} task;
-
-typedef struct {
-    task *v;
-    size_t n, cap;
-} task_stack;
-
-static int stack_push(task_stack *st, task tk)
-{
-    if (st->n == st->cap) {
-        size_t cap = st->cap ? 2 * st->cap : 64;
-        task *v = planner_realloc(st->v, cap * sizeof *v);
-        if (!v)
-            return BPTT_ENOMEM;
-        st->v = v;
-        st->cap = cap;
-    }
-    st->v[st->n++] = tk;
-    return BPTT_OK;
-}
-
-static int push_action(task_stack *st, int op, size_t step)
-{
-    task tk = {.type = TASK_ACTION, .op = (uint32_t)op, .a = step};
-    return stack_push(st, tk);
-}
-
-static int push_solve(task_stack *st, int kind, int from_internal, int owns,
-                      size_t a, size_t len, int64_t m)
-{
-    task tk = {.type = TASK_SOLVE,
-               .kind = (uint8_t)kind,
-               .from_internal = (uint8_t)from_internal,
-               .owns = (uint8_t)owns,
-               .a = a,
-               .len = len,
-               .m = m};
-    return stack_push(st, tk);
-}
-
-/* Emits actions and tracks the running position, so that a restore is
- * emitted only when the running state is not already where it is needed. */
-typedef struct {
-    bptt_plan *plan;
-    long long pos; /* -1: no running state */
-} emitter;
-
-static int emit(emitter *e, int op, size_t step)
-{
-    if (op == BPTT_ADVANCE || op == BPTT_RESTORE_HIDDEN ||
-        op == BPTT_RESTORE_INTERNAL)
-        e->pos = (long long)step;
-    else if (op == BPTT_BACKWARD)
-        e->pos = -1;
-    return bptt_plan_push(e->plan, op, step);
-}
-
-static int go_to(emitter *e, size_t a, int from_internal)
-{
-    if (e->pos == (long long)a)
-        return BPTT_OK;
-    return emit(e, from_internal ? BPTT_RESTORE_INTERNAL : BPTT_RESTORE_HIDDEN,
-                a);
-}
-
-static int advance(emitter *e, size_t from, size_t to)
-{
-    int rc = BPTT_OK;
-    for (size_t i = from + 1; i <= to && rc == BPTT_OK; i++)
-        rc = emit(e, BPTT_ADVANCE, i);
-    return rc;
-}
-
-size_t bptt_plan_scratch_bytes(size_t t)
-{
-    /* the stack: each open split keeps at most 3 entries below the segment
-     * being unrolled (its left part, free, backward) and open splits nest
-     * in right parts of falling length: 3 t + 4 entries, capacity below
-     * twice that (or 64), and a realloc holds old and new at once */
-    const double stack = (3.0 * (double)t + 68) * 3 * sizeof(task);
-    const double b = stack + (double)t + 1 + 4 * PLANNER_ALLOC_SLACK;
-    return b >= (double)SIZE_MAX ? SIZE_MAX : (size_t)b;
-}
-
-static int dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
-{
-    const int paper = (tb->rules & RULE_PAPER) != 0;
-    const int64_t h = tb->h, s = tb->s;
-    const size_t T1 = tb->t + 1;
-    task_stack st = {0};
-    emitter e = {plan, 0};
-    int rc = push_solve(&st, KIND_H, 0, 1, 0, tb->t, m);
-
-    while (rc == BPTT_OK && st.n > 0) {
-        task tk = st.v[--st.n];
-        if (tk.type == TASK_ACTION) {
-            rc = emit(&e, (int)tk.op, tk.a);
-            continue;
-        }
-        const size_t a = tk.a, len = tk.len;
-        if (len == 0) {
-            if (tk.owns)
-                rc = emit(&e, BPTT_FREE_HIDDEN, a);
-            continue;
-        }
-        /* past the DP columns the closed form's split holds (its proof
-         * covers the smaller cells it recurses into) */
-        if (tk.m < 0 || (tk.m <= tb->dpw && !tb->choice[tk.kind]) ||
-            (tk.m > tb->dpw && tb->fcol == INT64_MAX)) {
-            rc = BPTT_EINFEASIBLE; /* not reached for feasible budgets */
-            break;
-        }
-        int64_t col = -1;
-        if (tk.m <= tb->dpw) { /* on a compressed axis: its largest sum */
-            col = planner_col_of(tb, tk.m);
-            tk.m = col_budget(tb, col);
-        }
-        const int32_t c =
-            col >= 0 ? tb->choice[tk.kind][(size_t)col * T1 + len]
-                     : closed_form_choice(tk.kind, len, tk.m, s);
-        if (c == 0) {
-            rc = BPTT_EINFEASIBLE; /* not reached for feasible budgets */
-            break;
-        }
-        const size_t y = (size_t)(c < 0 ? -c : c);
-        if ((rc = go_to(&e, a, tk.from_internal)) != BPTT_OK ||
-            (rc = advance(&e, a, a + y)) != BPTT_OK)
-            break;
-        if (c > 0 && y == len) { /* nothing stored: backward at once */
-            if ((rc = emit(&e, BPTT_BACKWARD, a + y)) == BPTT_OK)
-                rc = push_solve(&st, tk.kind, tk.from_internal, tk.owns, a,
-                                len - 1, tk.m);
-        } else if (c < 0) { /* hidden split: right part owns h(a+y) */
-            const int64_t mr =
-                (tk.kind == KIND_S) ? tk.m : budget_minus(tk.m, h, 0);
-            if ((rc = emit(&e, BPTT_SAVE_HIDDEN, a + y)) == BPTT_OK &&
-                (rc = push_solve(&st, tk.kind, tk.from_internal, tk.owns, a,
-                                 y, tk.m)) == BPTT_OK)
-                rc = push_solve(&st, KIND_H, 0, 1, a + y, len - y, mr);
-        } else { /* internal split */
-            int rk = KIND_S;
-            int64_t mr;
-            int left_needed = 1;
-            if (paper) {
-                rk = KIND_H;
-                mr = budget_minus(tk.m, s, 0);
-            } else if (tk.kind == KIND_H && y == 1) {
-                /* the start is needed by nothing after this: free it */
-                rc = emit(&e, BPTT_FREE_HIDDEN, a);
-                mr = budget_minus(tk.m, s, 0);
-                left_needed = 0;
-            } else if (tk.kind == KIND_H) {
-                mr = budget_minus(tk.m, h, s);
-            } else {
-                mr = budget_minus(tk.m, s, 0);
-            }
-            if (rc == BPTT_OK)
-                rc = emit(&e, BPTT_SAVE_INTERNAL, a + y);
-            if (rc == BPTT_OK && left_needed)
-                rc = push_solve(&st, tk.kind, tk.from_internal, tk.owns, a,
-                                y - 1, tk.m);
-            if (rc == BPTT_OK)
-                rc = push_action(&st, BPTT_FREE_INTERNAL, a + y);
-            if (rc == BPTT_OK)
-                rc = push_action(&st, BPTT_BACKWARD, a + y);
-            if (rc == BPTT_OK)
-                rc = push_solve(&st, rk, 1, 0, a + y, len - y, mr);
-        }
-    }
-    planner_free(st.v);
-    return rc;
-}
-
 /* ---- the strategy table -------------------------------------------------- */
 
 /* The rule set of each DP strategy, keyed by its type object. */
 #define DP_STRATEGY(var, nm, text, known)                                   \
     static int var##_build(bptt_table *tb);                                \
     const bptt_strategy var = {nm,      text,          var##_build,         \
-                               dp_cost, dp_emit,       dp_min_budget,       \
+                               dp_cost, planner_dp_emit, dp_min_budget,     \
                                known,   0}
 
 /* HSM's cost is Griewank and Walther's closed form over the hidden states

@@ -1,8 +1,8 @@
-/* table_impl.h: the table object, shared by the files that build and
+/* costs.h: the cost table object, shared by the files that build and
  * read tables (table.c, dp_cell.c, fast.c, fixed.c; tests that want to
  * look inside).  Not part of the public interface. */
-#ifndef BPTT_TABLE_IMPL_H
-#define BPTT_TABLE_IMPL_H
+#ifndef BPTT_PLAN_COSTS_H
+#define BPTT_PLAN_COSTS_H
 
 #include "alloc.h"
 #include "bptt.h"
@@ -73,7 +73,7 @@ static inline int64_t col_minus(const bptt_table *tb, int64_t c, int which)
 }
 
 /* The column that answers budget m (0 <= m <= dpw): m itself, or on a
- * compressed axis the largest stored budget <= m (table.c). */
+ * compressed axis the largest stored budget <= m (axis.c). */
 int64_t planner_col_of(const bptt_table *tb, int64_t m);
 
 /* Cost of cell (kind, len) at column m (INF below 0). */
@@ -84,6 +84,16 @@ static inline int64_t at(const bptt_table *tb, int kind, int64_t m,
         return INF;
     return tb->cost[kind][(size_t)m * (tb->t + 1) + len];
 }
+
+/* How many pairs (a, b), a + b <= t + 1, have a h + b s <= top, counting
+ * equal sums once per pair; stops counting above stop (axis.c). */
+int64_t planner_count_sums(size_t t, int64_t h, int64_t s, int64_t top,
+                           int64_t stop);
+/* The compressed axis of tb's layout: vals, dep and ncols (axis.c). */
+int planner_build_axis(bptt_table *tb);
+/* The plan of tb at budget m (a stored or closed-form column) onto plan
+ * (emit.c). */
+int planner_dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan);
 
 /* The fast build of the first ncols columns on nt threads (fast.c). */
 int planner_fast_build(bptt_table *tb, int64_t ncols, int nt);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/plan.h"
+#include "plan/alloc.h"
 
 #include "fuzz.h"
 

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "bptt.h"
+#include "plan/alloc.h"
 #include "fuzz.h"
 
 static uint64_t word(const uint8_t *p)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bptt.h"
+#include "plan/alloc.h"
 
 static const char *const dp_names[] = {"hsm", "ism", "msm", "ism-paper",
                                        "msm-paper"};

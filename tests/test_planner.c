@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "bptt.h"
+#include "plan/alloc.h"
 #include "exhaustive.h"
 
 /* ---- helpers --------------------------------------------------------- */

@@ -322,23 +322,6 @@ int64_t bptt_chen_peak(size_t t, size_t k, int64_t h, int64_t s);
  * -1 when the peak does not fit an int64_t. */
 int64_t bptt_full_peak(size_t t, int64_t h, int64_t s);
 
-/* ---- allocation failure (a testing aid) ------------------------------ */
-
-/* Make the planner's n-th allocation from now fail (n = 0: none); every
- * function then returns BPTT_ENOMEM and frees what it allocated.
- * Process-wide. */
-void bptt_alloc_fail_at(size_t n);
-/* The planner's allocations so far in this process. */
-size_t bptt_alloc_count(void);
-/* Bytes the planner's allocations hold now (what malloc reserved for each:
- * malloc_usable_size; 0 where the C library lacks it), their peak since
- * the last bptt_alloc_reset_peak, and that reset (the peak becomes the
- * bytes held now).  Process-wide; tests hold the planner's peak to
- * bptt_table_bytes_needed + bptt_plan_bytes_bound with them. */
-size_t bptt_alloc_bytes(void);
-size_t bptt_alloc_peak_bytes(void);
-void bptt_alloc_reset_peak(void);
-
 /* ---- bytes to units (doc/design.md 1.3) ------------------------------ */
 
 typedef struct {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "bptt.h"
+#include "plan/alloc.h"
 #include "cli.h"
 #include "plan.h"
 #include "io/planrec.h"

@@ -357,6 +357,65 @@ END_TEST
 
 /* ---- NULL pointers: BPTT_EINVAL (or the documented value) -------------- */
 
+/* Budgets in bytes at the API: bptt_plan_min_budget is the budget below
+ * which bptt_plan_make is infeasible (and the one it names), at every
+ * strategy and a few sizes; the plan's peak comes back in bytes. */
+START_TEST(test_min_budget_bytes)
+{
+    static const int64_t sizes[][2] = {{1, 1}, {8, 28}, {256, 384},
+                                       {3, 1000003}};
+    static const size_t lengths[] = {1, 2, 17, 200};
+    for (size_t k = 0; bptt_strategies[k]; k++)
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+            for (size_t j = 0; j < sizeof lengths / sizeof *lengths; j++) {
+                const char *name = bptt_strategies[k]->name;
+                const size_t t = lengths[j];
+                const int64_t hb = sizes[i][0], sb = sizes[i][1];
+                int64_t least = 0, named = 0;
+                ck_assert_int_eq(bptt_plan_min_budget(name, t, hb, sb, NULL,
+                                                      &least),
+                                 BPTT_OK);
+                ck_assert_int_ge(least, hb); /* h(0) at least */
+                bptt_plan *p = (bptt_plan *)&named; /* must become NULL */
+                bptt_plan_stats st;
+                ck_assert_int_eq(bptt_plan_make(name, t, hb, sb, least - 1,
+                                                NULL, &p, &st, &named),
+                                 BPTT_EINFEASIBLE);
+                ck_assert_ptr_null(p);
+                ck_assert_int_eq(named, least);
+                ck_assert_int_eq(bptt_plan_make(name, t, hb, sb, least, NULL,
+                                                &p, &st, NULL),
+                                 BPTT_OK);
+                ck_assert_int_eq(st.peak_bytes,
+                                 st.peak_units * (hb / p->hidden_units));
+                ck_assert_int_le(st.peak_bytes, least);
+                bptt_plan_free(p);
+            }
+    /* refusals */
+    int64_t b = 7;
+    ck_assert_int_eq(bptt_plan_min_budget("fast", 10, 1, 1, NULL, &b),
+                     BPTT_EINVAL);
+    ck_assert_int_eq(b, -1);
+    ck_assert_int_eq(bptt_plan_min_budget("msm", 0, 1, 1, NULL, &b),
+                     BPTT_EINVAL);
+    ck_assert_int_eq(bptt_plan_min_budget("msm", 10, 2, 1, NULL, &b),
+                     BPTT_EINVAL);
+    ck_assert_int_eq(bptt_plan_min_budget("msm", 10, 1, 1, NULL, NULL),
+                     BPTT_EINVAL);
+    ck_assert_int_eq(bptt_plan_min_budget(NULL, 10, 1, 1, NULL, &b),
+                     BPTT_EINVAL);
+    /* the validator alone has no bytes */
+    bptt_plan *p = NULL;
+    bptt_plan_stats st;
+    ck_assert_int_eq(bptt_plan_make("msm", 10, 4, 8, 1000, NULL, &p, &st,
+                                    NULL),
+                     BPTT_OK);
+    ck_assert_int_eq(bptt_plan_validate(p, &st), BPTT_OK);
+    ck_assert_int_eq(st.peak_bytes, 0);
+    bptt_plan_free(p);
+}
+END_TEST
+
 START_TEST(test_null_pointers)
 {
     bptt_plan *plan = NULL;
@@ -466,6 +525,7 @@ static Suite *limits_suite(void)
     tc = tcase_create("null");
     tcase_set_timeout(tc, 5);
     tcase_add_test(tc, test_null_pointers);
+    tcase_add_test(tc, test_min_budget_bytes);
     suite_add_tcase(su, tc);
     return su;
 }

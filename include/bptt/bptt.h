@@ -118,6 +118,10 @@ typedef struct {
     size_t n_actions;
     int violation;         /* enum bptt_violation */
     size_t bad_action;     /* index of the first bad action (n_actions: at the end) */
+    /* peak_units in bytes, where the bytes of a unit are known: set by
+     * bptt_plan_make (its quantum); the validator alone, which sees units
+     * only, leaves it 0 */
+    int64_t peak_bytes;
 } bptt_plan_stats;
 
 /* Symbolic execution of a plan under the rules of doc/design.md 2.3.
@@ -296,8 +300,21 @@ int64_t bptt_table_plan_actions(const bptt_table *table, int64_t m);
  * Below one internal state (hsm: at any budget) only hidden states can be
  * stored, and the table is built in hidden-state slots, so huge units
  * (h ~ 1e15) at a budget of a few hidden states cost a few columns.
- * BPTT_EINVAL: an unknown or NULL strategy, bad sizes, out or stats NULL.  opts (may be NULL) sets
- * Chen's segment and the threads; its min_budget is ignored. */
+ * BPTT_EINVAL: an unknown or NULL strategy, bad sizes, out or stats NULL.
+ * opts (may be NULL) sets Chen's segment and the threads; its min_budget
+ * is ignored.  The budget goes in in bytes and stats->peak_bytes comes out
+ * in bytes; units stay inside the plan.  On every failure *out is NULL
+ * (out is set first), and nothing is left allocated. */
+/* The smallest feasible budget of `strategy` for t steps whose states
+ * take hidden_bytes and internal_bytes, in bytes (h(0) counted), without
+ * building a table or a plan: BPTT_OK and *bytes; BPTT_EINVAL for an
+ * unknown or NULL strategy, bad sizes or bytes NULL; BPTT_ETOOBIG when it
+ * does not fit an int64_t.  opts as for bptt_plan_make (Chen's segment
+ * changes chen's). */
+int bptt_plan_min_budget(const char *strategy, size_t t, int64_t hidden_bytes,
+                         int64_t internal_bytes,
+                         const bptt_table_options *opts, int64_t *bytes);
+
 int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
                    int64_t internal_bytes, int64_t budget_bytes,
                    const bptt_table_options *opts, bptt_plan **out,

@@ -74,7 +74,8 @@ class _Stats(ctypes.Structure):
                 ("peak_units", ctypes.c_int64),
                 ("n_actions", ctypes.c_size_t),
                 ("violation", ctypes.c_int),
-                ("bad_action", ctypes.c_size_t)]
+                ("bad_action", ctypes.c_size_t),
+                ("peak_bytes", ctypes.c_int64)]
 
 
 class _Options(ctypes.Structure):
@@ -364,7 +365,7 @@ def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
                     actions=actions, forward_ops=st.forward_ops,
                     recompute_ops=st.recompute_ops,
                     backward_ops=st.backward_ops,
-                    peak_bytes=st.peak_units * q,
+                    peak_bytes=st.peak_bytes,
                     full_peak_bytes=full * q if full >= 0 else None)
     finally:
         lib.bptt_plan_free(out)

@@ -12,6 +12,30 @@
 
 #include "bptt.h"
 
+int bptt_plan_min_budget(const char *strategy, size_t t, int64_t hidden_bytes,
+                         int64_t internal_bytes,
+                         const bptt_table_options *opts, int64_t *bytes)
+{
+    const bptt_strategy *st = strategy ? bptt_strategy_find(strategy) : NULL;
+    bptt_units u;
+    if (!bytes)
+        return BPTT_EINVAL;
+    *bytes = -1;
+    if (!st || t < 1 ||
+        bptt_units_from_bytes(&u, hidden_bytes, internal_bytes) != BPTT_OK)
+        return BPTT_EINVAL;
+    bptt_table_options o = {0};
+    if (opts)
+        o = *opts;
+    const int64_t least = bptt_strategy_min_budget(st, t, u.hidden_units,
+                                                   u.internal_units, &o);
+    if (least < 0 || __builtin_mul_overflow(least, u.quantum, bytes)) {
+        *bytes = -1;
+        return BPTT_ETOOBIG; /* too big to state */
+    }
+    return BPTT_OK;
+}
+
 int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
                    int64_t internal_bytes, int64_t budget_bytes,
                    const bptt_table_options *opts, bptt_plan **out,
@@ -98,6 +122,8 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
     }
     if (rc == BPTT_OK)
         rc = bptt_plan_validate(plan, stats);
+    if (rc == BPTT_OK) /* within the budget's bytes: no overflow */
+        stats->peak_bytes = stats->peak_units * u.quantum;
     if (rc != BPTT_OK) {
         bptt_plan_free(plan);
         return rc;

@@ -17,7 +17,8 @@ class PlanStats(ctypes.Structure):
                 ("peak_units", ctypes.c_int64),
                 ("n_actions", ctypes.c_size_t),
                 ("violation", ctypes.c_int),
-                ("bad_action", ctypes.c_size_t)]
+                ("bad_action", ctypes.c_size_t),
+                ("peak_bytes", ctypes.c_int64)]
 
 
 def main(argv):

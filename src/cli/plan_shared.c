@@ -63,8 +63,8 @@ static int plan_fits(const char *cmd, const char *name, size_t t, int64_t m,
                                 : bptt_plan_bytes_bound(t, c);
     const double actions = bytes / (double)sizeof(bptt_action);
     const double total = bytes + (double)bptt_plan_scratch_bytes(t) + held;
-    const double phys = (double)bptt_phys_bytes();
-    if (total <= phys / 2)
+    double half;
+    if (bptt_memory_fits(total, 2, &half) == BPTT_OK)
         return 0;
     char need[32], have[32];
     const bptt_strategy *st = bptt_strategy_find(name);
@@ -78,7 +78,7 @@ static int plan_fits(const char *cmd, const char *name, size_t t, int64_t m,
                      bptt_bytes_text(need, sizeof need, total),
                      held > 0 ? "the table and the planner's scratch"
                               : "the planner's scratch",
-                     bptt_bytes_text(have, sizeof have, phys),
+                     bptt_bytes_text(have, sizeof have, 2 * half),
                      dp ? " or a larger budget" : "");
 }
 

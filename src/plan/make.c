@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "bptt.h"
+#include "budget.h"
 
 int bptt_plan_min_budget(const char *strategy, size_t t, int64_t hidden_bytes,
                          int64_t internal_bytes,
@@ -92,21 +93,20 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
      * physical memory before the plan is made.  A plan has at least c + t
      * actions (every advance, every backward): past that, no count; else
      * the actions are counted exactly. */
-    const long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    if (rc == BPTT_OK && pages > 0 && psize > 0) {
+    if (rc == BPTT_OK) {
         const int64_t c = bptt_table_cost(tb, tm);
-        const double half = (double)pages * (double)psize / 2;
         const double fixed = (double)bptt_table_bytes(tb) +
                              (double)bptt_plan_scratch_bytes(t);
         const double fewest = ((double)c + (double)t) * sizeof(bptt_action);
-        if (c > 0 && fixed + fewest > half) {
+        if (c > 0 && bptt_memory_fits(fixed + fewest, 2, NULL) != BPTT_OK) {
             stats->forward_ops = c;
             rc = BPTT_ETOOBIG;
         } else if (c > 0) {
             const int64_t n = bptt_table_plan_actions(tb, tm);
             if (n < 0)
                 rc = BPTT_ENOMEM;
-            else if (fixed + (double)n * sizeof(bptt_action) > half) {
+            else if (bptt_memory_fits(fixed + (double)n * sizeof(bptt_action),
+                                      2, NULL) != BPTT_OK) {
                 stats->forward_ops = c;
                 rc = BPTT_ETOOBIG;
             }

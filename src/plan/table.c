@@ -42,6 +42,7 @@
 #endif
 
 #include "bptt.h"
+#include "budget.h"
 #include "dp_cell.h"
 #include "costs.h"
 
@@ -175,9 +176,7 @@ static int dp_build(bptt_table *tb)
     const size_t bytes = dp_bytes(tb);
     if (bytes == SIZE_MAX)
         return BPTT_ETOOBIG;
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && psize > 0 &&
-        bytes / 2 > (size_t)pages / 2 * (size_t)psize / 2)
+    if (bptt_memory_fits((double)bytes, 2, NULL) != BPTT_OK)
         return BPTT_ETOOBIG; /* more than half of physical memory */
     if (tb->compressed) {
         const int rc = planner_build_axis(tb);

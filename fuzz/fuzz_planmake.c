@@ -135,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK((double)peak <=
                    (double)build + (double)plan->n_actions *
                                        sizeof(bptt_action) +
-                       (double)bptt_plan_scratch_bytes(t));
+                       (double)bptt_plan_scratch_bytes(st, t));
     }
     FUZZ_CHECK(rc == BPTT_OK || rc == BPTT_EINFEASIBLE ||
                rc == BPTT_ETOOBIG);

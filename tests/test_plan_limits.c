@@ -213,7 +213,8 @@ START_TEST(test_bytes_counted)
      * plan's actions (an array of exactly their number) and the scratch */
     const double counted = (double)build +
                            (double)plan->n_actions * sizeof(bptt_action) +
-                           (double)bptt_plan_scratch_bytes(c[i].t);
+                           (double)bptt_plan_scratch_bytes(
+                               bptt_strategy_find(c[i].name), c[i].t);
     ck_assert_uint_eq(plan->capacity, plan->n_actions);
     ck_assert_msg((double)peak <= counted,
                   "%s t=%zu s=%lld m=%lld: held %zu bytes, counted %.0f",

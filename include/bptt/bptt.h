@@ -137,12 +137,6 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *stats);
  * free a save, each restore precedes an advance), sizeof(bptt_action)
  * each.  A double: it may exceed any size_t. */
 double bptt_plan_bytes_bound(size_t t, int64_t c);
-/* What making and validating a plan of length t holds besides its actions
- * (bptt_table_plan_actions of them, in an array of exactly that size) and
- * the table, at most: the unrolling stack (at most 3 t + 4 pending
- * entries, doubled as it grows) and the validator's flags (t + 1 bytes),
- * with malloc's slack; SIZE_MAX if more than a size_t. */
-size_t bptt_plan_scratch_bytes(size_t t);
 
 /* ---- strategies and their cost tables -------------------------------- */
 
@@ -281,6 +275,14 @@ int bptt_table_plan(const bptt_table *table, int64_t m, bptt_plan **out,
  * served, or the stack could not grow.  bptt_table_plan counts first and
  * makes the action array of exactly that size. */
 int64_t bptt_table_plan_actions(const bptt_table *table, int64_t m);
+
+/* What making and validating a plan of strategy st and length t holds
+ * besides its actions (bptt_table_plan_actions of them, in an array of
+ * exactly that size) and the table, at most: for a DP strategy the
+ * unrolling stack (at most 3 t + 4 pending entries, doubled as it grows),
+ * for every one the validator's flags (t + 1 bytes), with malloc's slack;
+ * st NULL: the most of any strategy; SIZE_MAX if more than a size_t. */
+size_t bptt_plan_scratch_bytes(const bptt_strategy *st, size_t t);
 
 /* ---- one call: sizes in, a checked plan out --------------------------- */
 

@@ -62,12 +62,13 @@ static int plan_fits(const char *cmd, const char *name, size_t t, int64_t m,
     const double bytes = n >= 0 ? (double)n * sizeof(bptt_action)
                                 : bptt_plan_bytes_bound(t, c);
     const double actions = bytes / (double)sizeof(bptt_action);
-    const double total = bytes + (double)bptt_plan_scratch_bytes(t) + held;
+    const bptt_strategy *st = bptt_strategy_find(name);
+    const double total =
+        bytes + (double)bptt_plan_scratch_bytes(st, t) + held;
     double half;
     if (bptt_memory_fits(total, 2, &half) == BPTT_OK)
         return 0;
     char need[32], have[32];
-    const bptt_strategy *st = bptt_strategy_find(name);
     const int dp = st && !(st->flags & BPTT_STRATEGY_FIXED_COST);
     return cli_error(EXIT_USAGE, cmd, "the %s plan for length %zu at budget "
                      "%" PRId64 " (%" PRId64 " forward ops) %s %.0f "

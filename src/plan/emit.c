@@ -96,13 +96,16 @@ static int advance(emitter *e, size_t from, size_t to)
     return rc;
 }
 
-size_t bptt_plan_scratch_bytes(size_t t)
+size_t bptt_plan_scratch_bytes(const bptt_strategy *st, size_t t)
 {
     /* the stack: each open split keeps at most 3 entries below the segment
      * being unrolled (its left part, free, backward) and open splits nest
      * in right parts of falling length: 3 t + 4 entries, capacity below
-     * twice that (or 64), and a realloc holds old and new at once */
-    const double stack = (3.0 * (double)t + 68) * 3 * sizeof(task);
+     * twice that (or 64), and a realloc holds old and new at once; full
+     * and chen write their actions straight, with no stack */
+    const int fixed = st && (st->flags & BPTT_STRATEGY_FIXED_COST);
+    const double stack =
+        fixed ? 0 : (3.0 * (double)t + 68) * 3 * sizeof(task);
     const double b = stack + (double)t + 1 + 4 * PLANNER_ALLOC_SLACK;
     return b >= (double)SIZE_MAX ? SIZE_MAX : (size_t)b;
 }

@@ -96,7 +96,7 @@ int bptt_plan_make(const char *strategy, size_t t, int64_t hidden_bytes,
     if (rc == BPTT_OK) {
         const int64_t c = bptt_table_cost(tb, tm);
         const double fixed = (double)bptt_table_bytes(tb) +
-                             (double)bptt_plan_scratch_bytes(t);
+                             (double)bptt_plan_scratch_bytes(st, t);
         const double fewest = ((double)c + (double)t) * sizeof(bptt_action);
         if (c > 0 && bptt_memory_fits(fixed + fewest, 2, NULL) != BPTT_OK) {
             stats->forward_ops = c;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bptt.h"
 #include "budget.h"
@@ -19,6 +20,7 @@
 #include "json.h"
 #include "records.h"
 #include "strbuf.h"
+#include "team.h" /* bptt_threads_cap */
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -877,6 +879,41 @@ START_TEST(test_threads_cap)
 }
 END_TEST
 
+/* The planner's own threads: OMP_NUM_THREADS's first number, capped at
+ * BPTT_THREADS_MAX (what it asked said), else the CPUs online. */
+START_TEST(test_planner_threads)
+{
+    const char *was = getenv("OMP_NUM_THREADS");
+    char keep[64] = "";
+    if (was)
+        snprintf(keep, sizeof keep, "%s", was);
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int asked = -1;
+    setenv("OMP_NUM_THREADS", "100000", 1);
+    ck_assert_int_eq(bptt_planner_threads(&asked), BPTT_THREADS_MAX);
+    ck_assert_int_eq(asked, 100000);
+    setenv("OMP_NUM_THREADS", "3,2", 1);
+    ck_assert_int_eq(bptt_planner_threads(&asked), 3);
+    ck_assert_int_eq(asked, 3);
+    setenv("OMP_NUM_THREADS", "99999999999999999999", 1);
+    ck_assert_int_eq(bptt_planner_threads(&asked), BPTT_THREADS_MAX);
+    ck_assert_int_gt(asked, BPTT_THREADS_MAX);
+    static const char *const junk[] = {"abc", "", "-4", "0", "4x", " 4"};
+    for (size_t i = 0; i < sizeof junk / sizeof *junk; i++) {
+        setenv("OMP_NUM_THREADS", junk[i], 1);
+        ck_assert_int_eq(bptt_planner_threads(&asked),
+                         cpus < 1 ? 1
+                         : cpus > BPTT_THREADS_MAX ? BPTT_THREADS_MAX
+                                                   : (int)cpus);
+        ck_assert_int_eq(asked, 0);
+    }
+    unsetenv("OMP_NUM_THREADS");
+    ck_assert_int_ge(bptt_planner_threads(NULL), 1);
+    if (was)
+        setenv("OMP_NUM_THREADS", keep, 1);
+}
+END_TEST
+
 static Suite *io_suite(void)
 {
     Suite *s = suite_create("io");
@@ -887,7 +924,7 @@ static Suite *io_suite(void)
         {"budget", {test_budget_forms, test_budget_edges,
                     test_budget_bytes_exact, test_budget_resolve,
                     test_budget_decimal_only, test_budget_locale}},
-        {"threads", {test_threads_cap}},
+        {"threads", {test_threads_cap, test_planner_threads}},
         {"grid", {test_grid_ranges, test_grid_errors, test_grid_locked}},
         {"json", {test_json_values, test_json_escapes, test_json_hostile,
                   test_json_duplicate_keys}},
@@ -899,7 +936,9 @@ static Suite *io_suite(void)
         TCase *tc = tcase_create(cases[i].name);
         tcase_set_timeout(tc, 60); /* under the sanitizers, on a busy
                                       machine */
-        for (size_t j = 0; j < 4 && cases[i].tests[j]; j++)
+        for (size_t j = 0; j < sizeof cases[i].tests / sizeof
+                                   *cases[i].tests && cases[i].tests[j];
+             j++)
             tcase_add_test(tc, cases[i].tests[j]);
         suite_add_tcase(s, tc);
     }

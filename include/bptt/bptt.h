@@ -196,7 +196,7 @@ size_t bptt_names_text(char *buf, size_t cap, const char *const *names,
 
 typedef struct {
     size_t chen_segment; /* Chen's segment length k; 0 = ceil(sqrt(t)) */
-    int threads;         /* OpenMP threads for building; 0 = default */
+    int threads;         /* threads for building; 0: bptt_planner_threads */
     /* Smallest budget the caller will ask for (0: every budget).  When every
      * budget from it up is answered in closed form (msm and ism at long
      * lengths, doc/design.md 4), nothing else is built and the
@@ -275,6 +275,14 @@ int bptt_table_plan(const bptt_table *table, int64_t m, bptt_plan **out,
  * served, or the stack could not grow.  bptt_table_plan counts first and
  * makes the action array of exactly that size. */
 int64_t bptt_table_plan_actions(const bptt_table *table, int64_t m);
+
+/* The threads a table is built on where the options ask for none
+ * (threads 0): the first number of OMP_NUM_THREADS where it is set, else
+ * the CPUs online; at most BPTT_THREADS_MAX (budget.h), at least 1.  The
+ * planner's threads are its own (POSIX threads, no OpenMP runtime).
+ * *asked (may be NULL): what OMP_NUM_THREADS asked for (0 when unset or
+ * not a number), more than the result where it was capped. */
+int bptt_planner_threads(int *asked);
 
 /* What making and validating a plan of strategy st and length t holds
  * besides its actions (bptt_table_plan_actions of them, in an array of

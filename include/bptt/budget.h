@@ -57,10 +57,6 @@ typedef struct {
  * is capped to it: a huge value would end the process in libgomp). */
 #define BPTT_THREADS_MAX 4096
 
-/* Caps the calling thread's OpenMP thread count (OMP_NUM_THREADS, or
- * omp_set_num_threads) at BPTT_THREADS_MAX and returns what it was: above
- * the cap when it capped (the caller may say so); 1 without OpenMP. */
-int bptt_threads_cap(void);
 
 /* BPTT_THREADS_MAX, for callers that cannot read a macro (Python). */
 int bptt_threads_max(void);

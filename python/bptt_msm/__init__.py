@@ -179,8 +179,8 @@ def _library():
                                         ctypes.POINTER(_Sizes), ctypes.c_int,
                                         ctypes.POINTER(_Resolved),
                                         ctypes.c_char_p, sz]
-    lib.bptt_threads_cap.restype = ctypes.c_int
-    lib.bptt_threads_cap.argtypes = []
+    lib.bptt_planner_threads.restype = ctypes.c_int
+    lib.bptt_planner_threads.argtypes = [ctypes.POINTER(ctypes.c_int)]
     lib.bptt_threads_max.restype = ctypes.c_int
     lib.bptt_threads_max.argtypes = []
     global THREADS_MAX
@@ -193,17 +193,20 @@ def _library():
 # The most threads the library runs (BPTT_THREADS_MAX, budget.h; what
 # `bptt plan --threads` takes), read from the library when it loads.
 THREADS_MAX = None
-# What OpenMP asked for when it was capped (an OMP_NUM_THREADS above
+# What OMP_NUM_THREADS asked for when the planner capped it (above
 # THREADS_MAX), else None.
 threads_capped_from = None
 
 
 def _cap_threads():
-    """Caps the calling thread's OpenMP threads (OMP_NUM_THREADS=100000
-    would end the process inside libgomp) at THREADS_MAX; a RuntimeWarning
-    the first time it does."""
+    """The planner builds its tables on its own threads (no OpenMP
+    runtime is loaded), as many as OMP_NUM_THREADS asks, at most
+    THREADS_MAX: a RuntimeWarning the first time it asks for more."""
     global threads_capped_from
-    asked = _libs.bptt_threads_cap() if _libs else 0
+    asked = ctypes.c_int(0)
+    if _libs:
+        _libs.bptt_planner_threads(ctypes.byref(asked))
+    asked = asked.value
     if asked > THREADS_MAX and threads_capped_from is None:
         threads_capped_from = asked
         warnings.warn("bptt_msm: OMP_NUM_THREADS asks for %d threads; using "
@@ -326,7 +329,7 @@ def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
         if segment > length:
             raise ValueError("bptt_msm: segment %d is longer than length %d"
                              % (segment, length))
-    _cap_threads()  # this thread's OpenMP, which builds the table
+    _cap_threads()  # the threads that build the table
     out = ctypes.POINTER(_Plan)()
     st = _Stats()
     least = ctypes.c_int64(-1)

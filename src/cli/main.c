@@ -12,6 +12,7 @@
 #include "blascore.h"
 #include "cell.h"
 #include "train/aslimit.h"
+#include "train/team.h"
 #include "budget.h"
 #include "cli.h"
 

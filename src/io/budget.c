@@ -10,9 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "bptt.h"
 #include "budget.h"
@@ -20,18 +17,6 @@
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-
-int bptt_threads_cap(void)
-{
-#ifdef _OPENMP
-    const int n = omp_get_max_threads();
-    if (n > BPTT_THREADS_MAX)
-        omp_set_num_threads(BPTT_THREADS_MAX);
-    return n;
-#else
-    return 1;
-#endif
-}
 
 int bptt_threads_max(void) { return BPTT_THREADS_MAX; }
 

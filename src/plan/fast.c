@@ -6,13 +6,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "bptt.h"
 #include "dp_cell.h"
 #include "costs.h"
+#include "threads.h"
 
 /* ---- the fast DP ----------------------------------------------------------
  *
@@ -418,6 +416,41 @@ static void publish(const fast_dp *d, int64_t m, size_t len)
 /* Columns are handed out in rising order; a column runs through every
  * length, waiting where a column it reads is behind (a wavefront: no
  * barrier per length). */
+/* What the threads of one build share: the columns are taken in rising
+ * order from next, each built length by length after the one before it
+ * (wait_for), until failed. */
+typedef struct {
+    fast_dp *d;
+    _Atomic int64_t *next;
+    _Atomic int *failed;
+} build_job;
+
+static void build_columns(void *arg)
+{
+    const build_job *j = arg;
+    fast_dp *d = j->d;
+    const int kinds = d->tb->kinds;
+    const size_t t = d->tb->t;
+    for (;;) {
+        const int64_t m = atomic_fetch_add(j->next, 1);
+        if (m >= d->ncols || atomic_load(j->failed))
+            break;
+        for (size_t len = 0; len <= t; len++) {
+            int bad = wait_for(d, m, len, j->failed);
+            for (int k = 0; k < kinds && !bad; k++)
+                bad = fast_cell(d, k, len, m);
+            for (int k = 0; k < kinds && !bad; k++)
+                bad = note_vertex(d, k, m, len);
+            if (bad) {
+                atomic_store(j->failed, 1);
+                publish(d, m, t); /* let no one wait on this column */
+                break;
+            }
+            publish(d, m, len);
+        }
+    }
+}
+
 int planner_fast_build(bptt_table *tb, int64_t ncols, int nt)
 {
     fast_dp d = {tb, NULL, ncols, vtx_shift(tb->t)};
@@ -434,30 +467,10 @@ int planner_fast_build(bptt_table *tb, int64_t ncols, int nt)
         if (!(d.cs[i].vtx = planner_calloc(nblocks, sizeof *d.cs[i].vtx)))
             atomic_store(&failed, 1);
     }
-    const int kinds = tb->kinds;
-    const size_t t = tb->t;
-    if (ncols < 2 || t < 64)
+    if (ncols < 2 || tb->t < 64)
         nt = 1;
-    (void)nt;
-#pragma omp parallel num_threads(nt)
-    for (;;) {
-        const int64_t m = atomic_fetch_add(&next, 1);
-        if (m >= ncols || atomic_load(&failed))
-            break;
-        for (size_t len = 0; len <= t; len++) {
-            int bad = wait_for(&d, m, len, &failed);
-            for (int k = 0; k < kinds && !bad; k++)
-                bad = fast_cell(&d, k, len, m);
-            for (int k = 0; k < kinds && !bad; k++)
-                bad = note_vertex(&d, k, m, len);
-            if (bad) {
-                atomic_store(&failed, 1);
-                publish(&d, m, t); /* let no one wait on this column */
-                break;
-            }
-            publish(&d, m, len);
-        }
-    }
+    build_job job = {&d, &next, &failed};
+    planner_run(nt, build_columns, &job);
     for (size_t i = 0; i < ncs; i++) {
         for (size_t b = 0; d.cs[i].vtx && b < nblocks; b++)
             planner_free(d.cs[i].vtx[b]);

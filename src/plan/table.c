@@ -37,14 +37,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "bptt.h"
 #include "budget.h"
 #include "dp_cell.h"
 #include "costs.h"
+#include "threads.h"
 
 #define INF (INT64_MAX / 4)
 
@@ -140,6 +138,24 @@ static void dp_layout(bptt_table *tb)
     }
 }
 
+/* One length of the plain (reference) build: its cells at every column,
+ * taken 16 columns at a time from next. */
+typedef struct {
+    bptt_table *tb;
+    size_t len;
+    _Atomic int64_t *next;
+} row_job;
+
+static void row_cells(void *arg)
+{
+    const row_job *j = arg;
+    const int64_t n = j->tb->ncols;
+    for (int64_t a; (a = atomic_fetch_add(j->next, 16)) < n;)
+        for (int64_t m = a; m < a + 16 && m < n; m++)
+            for (int k = 0; k < j->tb->kinds; k++)
+                planner_dp_cell(j->tb, k, j->len, m);
+}
+
 /* Bytes a DP build holds at its peak, every allocation counted with
  * malloc's slack (SIZE_MAX if more than a size_t): the stored columns,
  * the compressed axis, and the fast build's scratch while it runs. */
@@ -193,23 +209,15 @@ static int dp_build(bptt_table *tb)
     }
     tb->bytes += cells * (sizeof(int64_t) + sizeof(int32_t)) * (size_t)kinds;
 
-    int nt = tb->threads;
-#ifdef _OPENMP
-    if (nt <= 0)
-        nt = omp_get_max_threads();
-#else
-    nt = 1;
-#endif
+    const int nt = planner_threads(tb->threads);
     if (!tb->reference)
         return planner_fast_build(tb, tb->ncols, nt);
-    const long mmax = (long)tb->ncols - 1;
-    (void)nt;
     for (size_t len = 0; len <= tb->t; len++) {
-        /* Cells of one length are independent across budgets. */
-#pragma omp parallel for schedule(dynamic, 16) num_threads(nt) if (len > 64)
-        for (long m = 0; m <= mmax; m++)
-            for (int k = 0; k < kinds; k++)
-                planner_dp_cell(tb, k, len, m);
+        /* Cells of one length are independent across budgets: shared out
+         * in blocks of 16 columns, on threads where the row is long */
+        _Atomic int64_t next = 0;
+        row_job job = {tb, len, &next};
+        planner_run(len > 64 ? nt : 1, row_cells, &job);
     }
     return BPTT_OK;
 }

@@ -20,6 +20,7 @@
 #include <omp.h>
 #endif
 
+#include "budget.h" /* BPTT_THREADS_MAX */
 #include "team.h"
 
 typedef struct {
@@ -184,4 +185,16 @@ void bptt_team_barrier(void)
     } else {
         (void)wait_while(&t->opened, gen, t->spin);
     }
+}
+
+int bptt_threads_cap(void)
+{
+#ifdef _OPENMP
+    const int n = omp_get_max_threads();
+    if (n > BPTT_THREADS_MAX)
+        omp_set_num_threads(BPTT_THREADS_MAX);
+    return n;
+#else
+    return 1;
+#endif
 }

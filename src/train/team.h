@@ -15,6 +15,11 @@
 #ifndef BPTT_TRAIN_TEAM_H
 #define BPTT_TRAIN_TEAM_H
 
+/* Caps the calling thread's OpenMP thread count (OMP_NUM_THREADS, or
+ * omp_set_num_threads) at BPTT_THREADS_MAX and returns what it was: above
+ * the cap when it capped (the caller may say so); 1 without OpenMP. */
+int bptt_threads_cap(void);
+
 /* One thread's part of a step: q of P threads. */
 typedef void (*bptt_team_fn)(void *arg, int q, int P);
 

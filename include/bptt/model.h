@@ -91,6 +91,9 @@ typedef struct {
     bptt_tensor tensor[BPTT_MAX_TENSORS];
     size_t hidden_len;   /* reals in one hidden state */
     size_t internal_len; /* reals in one internal state */
+    /* where layer l's part of them starts, in reals (laid out once, with
+     * every other size, when the model is made) */
+    size_t hidden_off[BPTT_MAX_LAYERS], internal_off[BPTT_MAX_LAYERS];
     /* working set (tracked as BPTT_MEM_WORKING) */
     bptt_cell_ws ws[BPTT_MAX_LAYERS];
     bptt_real *scratch_xh, *scratch_dxh; /* (B, max(X, H) + H), shared by

@@ -58,6 +58,8 @@ typedef struct {
     double state_tmp, dx;
     double row_loss;       /* doubles */
     double hidden, internal; /* one hidden and one internal state */
+    double hidden_off[BPTT_MAX_LAYERS], internal_off[BPTT_MAX_LAYERS];
+                           /* where layer l's part of each starts */
     double wgrad_dgates;   /* all layers' */
     double wgrad_xh_off[BPTT_MAX_LAYERS], wgrad_xh; /* layer l's at its
                                                         offset; all layers' */
@@ -99,6 +101,10 @@ static void layout_of(const bptt_cell_type *cell, size_t L, size_t B,
     }
     z->dbias = (double)L * gh + v;
     z->scratch = b * ((double)(X > H ? X : H) + h);
+    for (size_t l = 0; l < L; l++) {
+        z->hidden_off[l] = (double)l * (double)cell->hidden_vecs * b * h;
+        z->internal_off[l] = (double)l * (double)cell->internal_vecs * b * h;
+    }
     z->hidden = (double)L * (double)cell->hidden_vecs * b * h;
     z->internal = (double)L * (double)cell->internal_vecs * b * h;
     z->state_tmp = z->hidden;
@@ -133,6 +139,10 @@ int bptt_model_alloc(bptt_model **out, const bptt_cell_type *cell, size_t L,
     layout_of(cell, L, B, X, H, V, BPTT_WGRAD_STEPS, &z, m);
     m->hidden_len = (size_t)z.hidden;
     m->internal_len = (size_t)z.internal;
+    for (size_t l = 0; l < L; l++) {
+        m->hidden_off[l] = (size_t)z.hidden_off[l];
+        m->internal_off[l] = (size_t)z.internal_off[l];
+    }
 
     const size_t rb = sizeof(real), db = sizeof(double);
     m->params = bptt_mem_get(mem, BPTT_MEM_PARAMS, m->n_params * rb);

@@ -15,14 +15,12 @@
 #include "model_impl.h"
 #include "team.h"
 
-/* offsets of layer l inside hidden and internal states */
-static size_t hid_off(const bptt_model *m, size_t l)
-{
-    return l * m->cell->hidden_vecs * m->B * m->H;
-}
+/* offsets of layer l inside hidden and internal states (model.c laid
+ * them out with the model) */
+static size_t hid_off(const bptt_model *m, size_t l) { return m->hidden_off[l]; }
 static size_t int_off(const bptt_model *m, size_t l)
 {
-    return l * m->cell->internal_vecs * m->B * m->H;
+    return m->internal_off[l];
 }
 
 /* ---- the kernel's path: one parallel region a step ---------------------------

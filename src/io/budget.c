@@ -10,16 +10,14 @@
 #include <string.h>
 #include <unistd.h>
 
-
 #include "bptt.h"
 #include "budget.h"
 #include "numbers.h"
+#include "why.h"
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }
 
-
 int bptt_threads_max(void) { return BPTT_THREADS_MAX; }
-
 
 static int parse_percent(const char *text, size_t n, bptt_budget *b)
 {
@@ -255,19 +253,6 @@ const char *bptt_slots_text(char *buf, size_t cap, int64_t units,
     return buf;
 }
 
-/* why[cap] as printf would; returns status. */
-__attribute__((format(printf, 4, 5))) static int
-say(int status, char *why, size_t cap, const char *fmt, ...)
-{
-    if (why && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, cap, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
-
 /* The forms a budget may take here, for the end of a refusal. */
 static const char *forms(const bptt_budget_sizes *z, int flags)
 {
@@ -318,43 +303,56 @@ static int resolve_units(const char *text, const bptt_budget_sizes *z,
                                                   z->length, z->hidden_units,
                                                   z->internal_units);
     if (b->kind == BPTT_BUDGET_BYTES && !z->quantum)
-        return say(BPTT_EINVAL, why, cap, "'%s' is in bytes, which needs the "
-                   "network's sizes (give --cell), or give slots (200) or a "
-                   "share (5%%)", text);
+        return bptt_why(
+            BPTT_EINVAL, why, cap,
+            "'%s' is in bytes, which needs the "
+            "network's sizes (give --cell), or give slots (200) or a "
+            "share (5%%)",
+            text);
     if (prc == BPTT_EINVAL && is_list(text))
-        return say(BPTT_EINVAL, why, cap, "'%s' is a list of budgets; give "
-                   "one budget, not a list (e.g. '%.*s')", text,
-                   (int)strcspn(text, ","), text);
+        return bptt_why(BPTT_EINVAL, why, cap,
+                        "'%s' is a list of budgets; give "
+                        "one budget, not a list (e.g. '%.*s')",
+                        text, (int)strcspn(text, ","), text);
     if (prc == BPTT_EINVAL) {
         const char *trouble = bptt_number_trouble(text);
         if (trouble)
-            return say(BPTT_EINVAL, why, cap, "'%s' is not a budget: %s "
-                       "(write numbers in decimal digits with a point, e.g. "
-                       "200, 2.5%% or 1.5MiB)", text, trouble);
-        return say(BPTT_EINVAL, why, cap, "'%s' is not a budget (%s)", text,
-                   forms(z, flags));
+            return bptt_why(
+                BPTT_EINVAL, why, cap,
+                "'%s' is not a budget: %s "
+                "(write numbers in decimal digits with a point, e.g. "
+                "200, 2.5%% or 1.5MiB)",
+                text, trouble);
+        return bptt_why(BPTT_EINVAL, why, cap, "'%s' is not a budget (%s)",
+                        text, forms(z, flags));
     }
     if (b->kind == BPTT_BUDGET_SLOTS && !*b->unit &&
         (flags & BPTT_BUDGET_UNIT_REQUIRED))
-        return say(BPTT_EINVAL, why, cap, "'%s' is not a budget: a bare "
-                   "number could be slots or bytes (%s)", text,
-                   forms(z, flags));
+        return bptt_why(BPTT_EINVAL, why, cap,
+                        "'%s' is not a budget: a bare "
+                        "number could be slots or bytes (%s)",
+                        text, forms(z, flags));
     if (b->kind == BPTT_BUDGET_BYTES) {
         if (prc == BPTT_ETOOBIG)
-            return say(BPTT_ETOOBIG, why, cap, "%s is out of range (give at "
-                       "most %" PRId64 " bytes, e.g. 64MiB)", text,
-                       (int64_t)BPTT_BUDGET_MAX_BYTES);
+            return bptt_why(BPTT_ETOOBIG, why, cap,
+                            "%s is out of range (give at "
+                            "most %" PRId64 " bytes, e.g. 64MiB)",
+                            text, (int64_t)BPTT_BUDGET_MAX_BYTES);
         *units = b->bytes / z->quantum;
         return BPTT_OK;
     }
     if (b->kind == BPTT_BUDGET_SLOTS) {
         if (prc == BPTT_ETOOBIG)
-            return say(BPTT_ETOOBIG, why, cap, "%s is out of range (give 0 "
-                       "to %" PRId64 " slots)", text, hi / z->hidden_units);
+            return bptt_why(BPTT_ETOOBIG, why, cap,
+                            "%s is out of range (give 0 "
+                            "to %" PRId64 " slots)",
+                            text, hi / z->hidden_units);
         const int rc = bptt_budget_units(b, z->hidden_units, 0, units);
         if (rc == BPTT_ETOOBIG)
-            return say(rc, why, cap, "%s is out of range (give at most "
-                       "%" PRId64 " slots)", text, hi / z->hidden_units);
+            return bptt_why(rc, why, cap,
+                            "%s is out of range (give at most "
+                            "%" PRId64 " slots)",
+                            text, hi / z->hidden_units);
         if (rc != BPTT_OK) { /* not a whole number of units */
             int64_t lo, up;
             bptt_budget_units_near(b, z->hidden_units, &lo, &up);
@@ -364,28 +362,35 @@ static int resolve_units(const char *text, const bptt_budget_sizes *z,
             bptt_slots_text(above, sizeof above, up, z->hidden_units);
             bptt_slots_text(alpha, sizeof alpha, z->internal_units,
                             z->hidden_units);
-            return say(rc, why, cap, "%s slots is not a budget at alpha %s, "
-                       "whose budgets go in steps of %s slot (give %s or %s)",
-                       text, alpha, step, below, above);
+            return bptt_why(
+                rc, why, cap,
+                "%s slots is not a budget at alpha %s, "
+                "whose budgets go in steps of %s slot (give %s or %s)",
+                text, alpha, step, below, above);
         }
         return BPTT_OK;
     }
     /* a share of full BPTT's peak */
     if (prc == BPTT_ETOOBIG)
-        return say(BPTT_ETOOBIG, why, cap, "%s is out of range (give a "
-                   "percentage up to 1000000%%)", text);
+        return bptt_why(BPTT_ETOOBIG, why, cap,
+                        "%s is out of range (give a "
+                        "percentage up to 1000000%%)",
+                        text);
     if (full < 0)
-        return say(BPTT_ETOOBIG, why, cap, "%s is a share of full BPTT's "
-                   "memory, which at this length and state size is more "
-                   "than 2^63 units and cannot be planned (give slots)",
-                   text);
+        return bptt_why(BPTT_ETOOBIG, why, cap,
+                        "%s is a share of full BPTT's "
+                        "memory, which at this length and state size is more "
+                        "than 2^63 units and cannot be planned (give slots)",
+                        text);
     if (bptt_budget_units(b, z->hidden_units, full, units) != BPTT_OK) {
         /* the largest share that plans, rounded down to 6 decimals */
         const double most = floor((double)hi / (double)full * 1e8) / 1e6;
-        return say(BPTT_ETOOBIG, why, cap, "%s of full BPTT's memory (%" PRId64
-                   " units) is more than the %" PRId64 " units a plan can "
-                   "take (give at most %.6f%%, or slots)", text, full, hi,
-                   most);
+        return bptt_why(BPTT_ETOOBIG, why, cap,
+                        "%s of full BPTT's memory (%" PRId64
+                        " units) is more than the %" PRId64
+                        " units a plan can "
+                        "take (give at most %.6f%%, or slots)",
+                        text, full, hi, most);
     }
     return BPTT_OK;
 }
@@ -398,8 +403,9 @@ int bptt_budget_resolve(const char *text, const bptt_budget_sizes *z,
         why[0] = '\0';
     if (!text || !z || !out || z->length < 1 || z->hidden_units < 1 ||
         z->internal_units < z->hidden_units || z->quantum < 0)
-        return say(BPTT_EINVAL, why, cap, "no budget, or no sizes to "
-                   "resolve it against");
+        return bptt_why(BPTT_EINVAL, why, cap,
+                        "no budget, or no sizes to "
+                        "resolve it against");
     memset(out, 0, sizeof *out);
     const int prc = bptt_budget_parse(text, &out->given);
     int rc = resolve_units(text, z, flags, &out->given, prc, &out->units,
@@ -414,9 +420,11 @@ int bptt_budget_resolve(const char *text, const bptt_budget_sizes *z,
         if (out->given.kind == BPTT_BUDGET_BYTES)
             bytes = out->given.bytes; /* as written, not rounded to units */
         if (bytes > BPTT_BUDGET_MAX_BYTES)
-            return say(BPTT_ETOOBIG, why, cap, "%s comes to more than "
-                       "%" PRId64 " bytes, the largest budget (give less)",
-                       text, (int64_t)BPTT_BUDGET_MAX_BYTES);
+            return bptt_why(BPTT_ETOOBIG, why, cap,
+                            "%s comes to more than "
+                            "%" PRId64
+                            " bytes, the largest budget (give less)",
+                            text, (int64_t)BPTT_BUDGET_MAX_BYTES);
         out->bytes = (int64_t)bytes;
     }
     out->held_units = out->units;

@@ -13,18 +13,7 @@
 #include "budget.h"
 #include "json.h"
 #include "planjson.h"
-
-__attribute__((format(printf, 4, 5))) static int
-say(int status, char *why, size_t cap, const char *fmt, ...)
-{
-    if (why && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, cap, fmt, ap);
-        va_end(ap);
-    }
-    return status;
-}
+#include "why.h"
 
 /* v as a whole number in [lo, hi]: 1, or 0. */
 static int whole(const bptt_json *v, double lo, double hi, int64_t *out)
@@ -118,26 +107,33 @@ static int read_action(const char *text, size_t len, size_t *i, size_t k,
     if (rc == BPTT_ENOMEM)
         return rc;
     if (rc != BPTT_OK)
-        return say(BPTT_EINVAL, why, cap, "action %zu is not JSON (at byte "
-                   "%zu)", k, *i + end);
+        return bptt_why(BPTT_EINVAL, why, cap,
+                        "action %zu is not JSON (at byte "
+                        "%zu)",
+                        k, *i + end);
     *i += end;
     const bptt_json *op = bptt_json_get(a, "op");
     int64_t step = 0;
     if (a->type != BPTT_JSON_OBJECT)
-        rc = say(BPTT_EINVAL, why, cap, "action %zu is %s, not an object "
-                 "{\"op\":..., \"step\":...}", k, type_name(a->type));
+        rc = bptt_why(BPTT_EINVAL, why, cap,
+                      "action %zu is %s, not an object "
+                      "{\"op\":..., \"step\":...}",
+                      k, type_name(a->type));
     else if (!op || op->type != BPTT_JSON_STRING ||
              bptt_op_parse(op->text) < 0)
-        rc = say(BPTT_EINVAL, why, cap, "action %zu: %s%s%s (give one of "
-                 "advance, save_hidden, save_internal, restore_hidden, "
-                 "restore_internal, backward, free_hidden, free_internal)", k,
-                 op && op->type == BPTT_JSON_STRING ? "unknown op '"
-                                                    : "no op",
-                 op && op->type == BPTT_JSON_STRING ? op->text : "",
-                 op && op->type == BPTT_JSON_STRING ? "'" : "");
+        rc = bptt_why(
+            BPTT_EINVAL, why, cap,
+            "action %zu: %s%s%s (give one of "
+            "advance, save_hidden, save_internal, restore_hidden, "
+            "restore_internal, backward, free_hidden, free_internal)",
+            k, op && op->type == BPTT_JSON_STRING ? "unknown op '" : "no op",
+            op && op->type == BPTT_JSON_STRING ? op->text : "",
+            op && op->type == BPTT_JSON_STRING ? "'" : "");
     else if (!whole(bptt_json_get(a, "step"), 0, 4294967294.0, &step))
-        rc = say(BPTT_EINVAL, why, cap, "action %zu: no step, or not a "
-                 "whole number from 0 to 4294967294", k);
+        rc = bptt_why(BPTT_EINVAL, why, cap,
+                      "action %zu: no step, or not a "
+                      "whole number from 0 to 4294967294",
+                      k);
     else
         rc = bptt_plan_push(plan, bptt_op_parse(op->text), (size_t)step);
     if (rc == BPTT_OK && step > *top)
@@ -166,8 +162,10 @@ static int read_schedule(const char *text, size_t len, size_t *i,
             *i = p;
             return BPTT_OK;
         }
-        return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: the "
-                   "schedule's actions go on with ',' or end with ']')", p);
+        return bptt_why(BPTT_EINVAL, why, cap,
+                        "not JSON (at byte %zu: the "
+                        "schedule's actions go on with ',' or end with ']')",
+                        p);
     }
 }
 
@@ -185,19 +183,23 @@ static int read_members(const char *text, size_t len, size_t *i,
         bptt_json *key = NULL;
         size_t end = 0;
         if (p >= len || text[p] != '"')
-            return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: a "
-                       "member's name, in quotes, was expected)", p);
+            return bptt_why(BPTT_EINVAL, why, cap,
+                            "not JSON (at byte %zu: a "
+                            "member's name, in quotes, was expected)",
+                            p);
         int rc = bptt_json_parse(text + p, len - p, &key, &end);
         if (rc == BPTT_ENOMEM)
             return rc;
         if (rc != BPTT_OK)
-            return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu)",
-                       p + end);
+            return bptt_why(BPTT_EINVAL, why, cap, "not JSON (at byte %zu)",
+                            p + end);
         p = skip_ws(text, len, p + end);
         if (p >= len || text[p] != ':') {
             bptt_json_free(key);
-            return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: ':' "
-                       "was expected)", p);
+            return bptt_why(BPTT_EINVAL, why, cap,
+                            "not JSON (at byte %zu: ':' "
+                            "was expected)",
+                            p);
         }
         p = skip_ws(text, len, p + 1);
         int f = -1;
@@ -209,26 +211,30 @@ static int read_members(const char *text, size_t len, size_t *i,
         snprintf(name, sizeof name, "%s", key->text);
         bptt_json_free(key);
         if ((is_schedule && mb->have_schedule) || (f >= 0 && mb->v[f]))
-            return say(BPTT_EINVAL, why, cap, "\"%s\" is given twice (give "
-                       "it once)", name);
+            return bptt_why(BPTT_EINVAL, why, cap,
+                            "\"%s\" is given twice (give "
+                            "it once)",
+                            name);
         if (is_schedule) {
             if (p >= len || text[p] != '[')
-                return say(BPTT_EINVAL, why, cap, "\"schedule\" is not an "
-                           "array of actions");
+                return bptt_why(BPTT_EINVAL, why, cap,
+                                "\"schedule\" is not an "
+                                "array of actions");
             mb->have_schedule = 1;
             rc = read_schedule(text, len, &p, plan, top, why, cap);
         } else if (p < len && (text[p] == '[' || text[p] == '{')) {
             /* only the schedule may be large: nothing else is held */
-            return say(BPTT_EINVAL, why, cap, "\"%s\" is %s; a plan file's "
-                       "members other than \"schedule\" are numbers or "
-                       "strings", name,
-                       text[p] == '[' ? "an array" : "an object");
+            return bptt_why(BPTT_EINVAL, why, cap,
+                            "\"%s\" is %s; a plan file's "
+                            "members other than \"schedule\" are numbers or "
+                            "strings",
+                            name, text[p] == '[' ? "an array" : "an object");
         } else {
             bptt_json *v = NULL;
             rc = bptt_json_parse(text + p, len - p, &v, &end);
             if (rc == BPTT_EINVAL)
-                return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu)",
-                           p + end);
+                return bptt_why(BPTT_EINVAL, why, cap,
+                                "not JSON (at byte %zu)", p + end);
             if (rc == BPTT_OK) {
                 p += end;
                 if (f >= 0)
@@ -246,8 +252,10 @@ static int read_members(const char *text, size_t len, size_t *i,
             *i = p;
             return BPTT_OK;
         }
-        return say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: members go "
-                   "on with ',' or end with '}')", p);
+        return bptt_why(BPTT_EINVAL, why, cap,
+                        "not JSON (at byte %zu: members go "
+                        "on with ',' or end with '}')",
+                        p);
     }
 }
 
@@ -272,12 +280,13 @@ static int check_types(const members *mb, char *why, size_t cap)
                                            v->number <=
                                                BPTT_PLAN_JSON_COUNT_MAX));
         if (!ok)
-            return say(BPTT_EINVAL, why, cap, "\"%s\" is %s%s; give %s", fields[k].name,
-                       type_name(v->type),
-                       v->type == BPTT_JSON_NUMBER ? " out of its range" : "",
-                       kind == 's' ? "a string"
-                       : kind == 'w' ? "a whole number >= 0"
-                                     : "a number >= 0 (e.g. 4 or 3.5)");
+            return bptt_why(BPTT_EINVAL, why, cap, "\"%s\" is %s%s; give %s",
+                            fields[k].name, type_name(v->type),
+                            v->type == BPTT_JSON_NUMBER ? " out of its range"
+                                                        : "",
+                            kind == 's'   ? "a string"
+                            : kind == 'w' ? "a whole number >= 0"
+                                          : "a number >= 0 (e.g. 4 or 3.5)");
     }
     return BPTT_OK;
 }
@@ -291,9 +300,10 @@ static int64_t memory_units(const char *text, int64_t h, const char *alpha,
     if (bptt_budget_parse(text, &b) != BPTT_OK || b.kind != BPTT_BUDGET_SLOTS ||
         bptt_budget_units(&b, h, 0, &m) != BPTT_OK ||
         m > BPTT_PLAN_NO_LIMIT * h) {
-        say(BPTT_EINVAL, why, cap, "memory %s is not a budget in slots (0 "
-            "to %lld, in whole units of alpha %s)", text,
-            (long long)BPTT_PLAN_NO_LIMIT, alpha);
+        bptt_why(BPTT_EINVAL, why, cap,
+                 "memory %s is not a budget in slots (0 "
+                 "to %lld, in whole units of alpha %s)",
+                 text, (long long)BPTT_PLAN_NO_LIMIT, alpha);
         return -1;
     }
     return m;
@@ -324,17 +334,25 @@ int bptt_plan_read_json(const char *text, size_t len,
     } else if (i < len && text[i] == '{') {
         rc = read_members(text, len, &i, &mb, plan, &top, why, cap);
     } else {
-        rc = say(BPTT_EINVAL, why, cap, i < len ? "no actions (give an array "
-                 "of {\"op\":..., \"step\":...}, or an object with one as "
-                 "\"schedule\")" : "not JSON (at byte %zu: empty)", i);
+        rc = bptt_why(
+            BPTT_EINVAL, why, cap,
+            i < len
+                ? "no actions (give an array "
+                  "of {\"op\":..., \"step\":...}, or an object with one as "
+                  "\"schedule\")"
+                : "not JSON (at byte %zu: empty)",
+            i);
     }
     if (rc == BPTT_OK && (i = skip_ws(text, len, i)) < len)
-        rc = say(BPTT_EINVAL, why, cap, "not JSON (at byte %zu: more after "
-                 "the plan)", i);
+        rc = bptt_why(BPTT_EINVAL, why, cap,
+                      "not JSON (at byte %zu: more after "
+                      "the plan)",
+                      i);
     if (rc == BPTT_OK && !mb.have_schedule)
-        rc = say(BPTT_EINVAL, why, cap, "no actions (give an array of "
-                 "{\"op\":..., \"step\":...}, or an object with one as "
-                 "\"schedule\")");
+        rc = bptt_why(BPTT_EINVAL, why, cap,
+                      "no actions (give an array of "
+                      "{\"op\":..., \"step\":...}, or an object with one as "
+                      "\"schedule\")");
     if (rc == BPTT_OK)
         rc = check_types(&mb, why, cap);
     if (rc != BPTT_OK)
@@ -347,22 +365,27 @@ int bptt_plan_read_json(const char *text, size_t len,
         snprintf(alpha, sizeof alpha, "%s", mb.v[F_ALPHA]->text);
     bptt_units u;
     if (bptt_units_from_alpha(alpha, &u) != BPTT_OK) {
-        rc = say(BPTT_EINVAL, why, cap, "alpha %s is not a state size (1 to "
-                 "%d, at most 6 decimals)", alpha, BPTT_ALPHA_MAX);
+        rc = bptt_why(BPTT_EINVAL, why, cap,
+                      "alpha %s is not a state size (1 to "
+                      "%d, at most 6 decimals)",
+                      alpha, BPTT_ALPHA_MAX);
         goto done;
     }
     int64_t t = given && given->length ? (int64_t)given->length : 0;
     if (!t && mb.v[F_LENGTH] &&
         !whole(mb.v[F_LENGTH], 1, 4294967294.0, &t)) {
-        rc = say(BPTT_EINVAL, why, cap, "\"length\" is not a whole number "
-                 "from 1 to 4294967294");
+        rc = bptt_why(BPTT_EINVAL, why, cap,
+                      "\"length\" is not a whole number "
+                      "from 1 to 4294967294");
         goto done;
     }
     if (!t)
         t = top > 0 ? top : 1;
     if (top > t) {
-        rc = say(BPTT_EINVAL, why, cap, "the actions reach step %lld, "
-                 "beyond the length %lld", (long long)top, (long long)t);
+        rc = bptt_why(BPTT_EINVAL, why, cap,
+                      "the actions reach step %lld, "
+                      "beyond the length %lld",
+                      (long long)top, (long long)t);
         goto done;
     }
     /* a valid plan of length T holds T backward actions: a longer one
@@ -379,10 +402,11 @@ int bptt_plan_read_json(const char *text, size_t len,
         else
             snprintf(from, sizeof from, "the length %lld (the largest step)",
                      (long long)t);
-        rc = say(BPTT_EINVAL, why, cap, "%s is more steps than the %zu "
-                 "actions read can cover (a plan of length T holds T "
-                 "backward actions); give the plan's length", from,
-                 plan->n_actions);
+        rc = bptt_why(BPTT_EINVAL, why, cap,
+                      "%s is more steps than the %zu "
+                      "actions read can cover (a plan of length T holds T "
+                      "backward actions); give the plan's length",
+                      from, plan->n_actions);
         goto done;
     }
     /* the budget in units: as given, or the JSON's (a fraction of a slot
@@ -461,9 +485,10 @@ int bptt_plan_json_check(const bptt_plan *plan, const bptt_plan_stats *st,
 {
     const double h = (double)plan->hidden_units;
     if (stated->unwritable[0])
-        return say(BPTT_EINVAL, why, cap, "the file says %s, a count no "
-                   "plan has (a whole number from 0 to %.0f)",
-                   stated->unwritable, BPTT_PLAN_JSON_COUNT_MAX);
+        return bptt_why(BPTT_EINVAL, why, cap,
+                        "the file says %s, a count no "
+                        "plan has (a whole number from 0 to %.0f)",
+                        stated->unwritable, BPTT_PLAN_JSON_COUNT_MAX);
     const struct {
         const char *name;
         int64_t said, is;
@@ -473,9 +498,11 @@ int bptt_plan_json_check(const bptt_plan *plan, const bptt_plan_stats *st,
                   {"actions", stated->actions, (int64_t)plan->n_actions}};
     for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
         if (counts[k].said >= 0 && counts[k].said != counts[k].is)
-            return say(BPTT_EINVAL, why, cap, "the file says \"%s\":%lld, "
-                       "the plan has %lld", counts[k].name,
-                       (long long)counts[k].said, (long long)counts[k].is);
+            return bptt_why(BPTT_EINVAL, why, cap,
+                            "the file says \"%s\":%lld, "
+                            "the plan has %lld",
+                            counts[k].name, (long long)counts[k].said,
+                            (long long)counts[k].is);
     const double full =
         (double)bptt_full_peak(plan->length, plan->hidden_units,
                                plan->internal_units);
@@ -491,8 +518,9 @@ int bptt_plan_json_check(const bptt_plan *plan, const bptt_plan_stats *st,
          (double)st->peak_units / full}};
     for (size_t k = 0; k < sizeof reals / sizeof *reals; k++)
         if (!isnan(reals[k].said) && !near6(reals[k].said, reals[k].is))
-            return say(BPTT_EINVAL, why, cap, "the file says \"%s\":%.6g, "
-                       "the plan has %.6f", reals[k].name, reals[k].said,
-                       reals[k].is);
+            return bptt_why(BPTT_EINVAL, why, cap,
+                            "the file says \"%s\":%.6g, "
+                            "the plan has %.6f",
+                            reals[k].name, reals[k].said, reals[k].is);
     return BPTT_OK;
 }

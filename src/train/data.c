@@ -30,6 +30,7 @@
 #include "real_impl.h"
 #include "data.h"
 #include "data_impl.h"
+#include "why.h"
 
 enum task_kind { TASK_COPY, TASK_ADDING, TASK_TEXT };
 
@@ -202,19 +203,6 @@ void bptt_task_free(bptt_task *task)
     free(task);
 }
 
-/* why[cap] as printf would; returns err. */
-__attribute__((format(printf, 4, 5))) static int
-task_why(int err, char *why, size_t cap, const char *fmt, ...)
-{
-    if (why && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, cap, fmt, ap);
-        va_end(ap);
-    }
-    return err;
-}
-
 /* Fills kind, X, V (and lag) from the spec; reads the file for text.  A
  * refusal of the text (known only once it is read) is said in why[cap]. */
 static int task_setup(bptt_task *task, const char *spec, size_t input_width,
@@ -245,21 +233,21 @@ static int task_setup(bptt_task *task, const char *spec, size_t input_width,
         const int rc =
             read_file(task->mem, path, &task->text, &task->text_len);
         if (rc == BPTT_ETOOBIG)
-            return task_why(rc, why, cap, "'%s' is too big to hold", path);
+            return bptt_why(rc, why, cap, "'%s' is too big to hold", path);
         if (rc != BPTT_OK && rc != BPTT_ESHORT)
-            return task_why(rc, why, cap, "'%s' could not be read: %s", path,
+            return bptt_why(rc, why, cap, "'%s' could not be read: %s", path,
                             bptt_strerror(rc));
         if (rc != BPTT_OK || task->text_len == 0)
-            return task_why(BPTT_ESHORT, why, cap,
+            return bptt_why(BPTT_ESHORT, why, cap,
                             "'%s' was empty when read (give a text of at "
-                            "least length + 1 = %.0f bytes)", path,
-                            (double)task->T + 1);
+                            "least length + 1 = %.0f bytes)",
+                            path, (double)task->T + 1);
         if (task->text_len == 0 || task->text_len - 1 < task->T)
-            return task_why(BPTT_ESHORT, why, cap,
+            return bptt_why(BPTT_ESHORT, why, cap,
                             "'%s' has %zu bytes as read, fewer than length + "
                             "1 = %.0f (give a longer text or a smaller "
-                            "length)", path, task->text_len,
-                            (double)task->T + 1);
+                            "length)",
+                            path, task->text_len, (double)task->T + 1);
         int present[256] = {0};
         for (size_t i = 0; i < task->text_len; i++)
             present[task->text[i]] = 1;
@@ -271,12 +259,13 @@ static int task_setup(bptt_task *task, const char *spec, size_t input_width,
         /* One class: the softmax's loss is 0 whatever the weights, so a
          * run would "train" to nothing without a word. */
         if (task->V < 2)
-            return task_why(BPTT_EINVAL, why, cap,
+            return bptt_why(BPTT_EINVAL, why, cap,
                             "'%s' holds one distinct byte (0x%02x), so there "
                             "is nothing to predict (give a text of 2 or more "
-                            "distinct bytes)", path, task->text[0]);
+                            "distinct bytes)",
+                            path, task->text[0]);
         if (input_width != 0 && input_width != task->V)
-            return task_why(BPTT_EINVAL, why, cap,
+            return bptt_why(BPTT_EINVAL, why, cap,
                             "input width %zu does not suit '%s': a text's "
                             "input width is its number of distinct bytes, "
                             "%zu here (give --input %zu or leave it out)",
@@ -297,20 +286,21 @@ int bptt_task_check(const char *spec, size_t T, size_t input_width,
     if (strcmp(spec, "copy") == 0) {
         *X = *V = input_width ? input_width : COPY_DEFAULT_WIDTH;
         if (*X < 2 || *X > INT32_MAX)
-            return task_why(BPTT_EINVAL, why, cap,
+            return bptt_why(BPTT_EINVAL, why, cap,
                             "input width %zu does not suit the copy task "
                             "(it needs 2 or more: the blank and at least one "
-                            "symbol)", input_width);
+                            "symbol)",
+                            input_width);
         return BPTT_OK;
     }
     if (strcmp(spec, "adding") == 0) {
         if (input_width && input_width != ADDING_WIDTH)
-            return task_why(BPTT_EINVAL, why, cap,
+            return bptt_why(BPTT_EINVAL, why, cap,
                             "input width %zu does not suit the adding task "
                             "(its input is %d wide, a value and a marker)",
                             input_width, ADDING_WIDTH);
         if (T < 2)
-            return task_why(BPTT_EINVAL, why, cap,
+            return bptt_why(BPTT_EINVAL, why, cap,
                             "the adding task needs a length of 2 or more "
                             "(two steps are marked)");
         *X = ADDING_WIDTH;
@@ -319,32 +309,34 @@ int bptt_task_check(const char *spec, size_t T, size_t input_width,
     }
     const size_t np = strlen(TEXT_PREFIX);
     if (strncmp(spec, TEXT_PREFIX, np) != 0)
-        return task_why(BPTT_EUNKNOWN, why, cap,
+        return bptt_why(BPTT_EUNKNOWN, why, cap,
                         "unknown task '%s' (use copy, adding or text:FILE)",
                         spec);
     const char *path = spec + np;
     struct stat sb;
     if (!*path)
-        return task_why(BPTT_EFILE, why, cap,
+        return bptt_why(BPTT_EFILE, why, cap,
                         "task text: names no file (give text:FILE)");
     if (stat(path, &sb) != 0 || access(path, R_OK) != 0)
-        return task_why(BPTT_EFILE, why, cap, "cannot read '%s' (%s)",
-                        path, strerror(errno));
+        return bptt_why(BPTT_EFILE, why, cap, "cannot read '%s' (%s)", path,
+                        strerror(errno));
     if (S_ISDIR(sb.st_mode))
-        return task_why(BPTT_EFILE, why, cap,
+        return bptt_why(BPTT_EFILE, why, cap,
                         "'%s' is a directory (give a text file)", path);
     if (!S_ISREG(sb.st_mode) && !S_ISFIFO(sb.st_mode))
-        return task_why(BPTT_EFILE, why, cap,
+        return bptt_why(BPTT_EFILE, why, cap,
                         "'%s' is not a regular file or a pipe (give a text "
-                        "file)", path);
+                        "file)",
+                        path);
     double vocab = 256;
     if (S_ISREG(sb.st_mode)) {
         if (sb.st_size == 0)
-            return task_why(BPTT_ESHORT, why, cap,
+            return bptt_why(BPTT_ESHORT, why, cap,
                             "'%s' is empty (give a text of at least length "
-                            "+ 1 = %.0f bytes)", path, (double)T + 1);
+                            "+ 1 = %.0f bytes)",
+                            path, (double)T + 1);
         if ((double)sb.st_size < (double)T + 1)
-            return task_why(BPTT_ESHORT, why, cap,
+            return bptt_why(BPTT_ESHORT, why, cap,
                             "'%s' has %lld bytes, fewer than length + 1 = "
                             "%.0f (give a longer text or a smaller length)",
                             path, (long long)sb.st_size, (double)T + 1);
@@ -353,10 +345,11 @@ int bptt_task_check(const char *spec, size_t T, size_t input_width,
             vocab = *file_bytes;
     }
     if (input_width && (double)input_width > vocab)
-        return task_why(BPTT_EINVAL, why, cap,
+        return bptt_why(BPTT_EINVAL, why, cap,
                         "input width %zu does not suit the text task (its "
                         "input width is the number of distinct bytes of the "
-                        "text, at most %.0f)", input_width, vocab);
+                        "text, at most %.0f)",
+                        input_width, vocab);
     *X = *V = input_width ? input_width : (size_t)vocab;
     return BPTT_OK;
 }

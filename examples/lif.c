@@ -40,6 +40,9 @@
  *     (backprop_direct);
  *   - its counts are the validator's, and its measured checkpoint peak,
  *     and the tracked allocator's, equal the plan's peak in bytes;
+ *   - a stream of three chunks of T steps, the state carried from one to
+ *     the next (h_last as the next h0: truncated BPTT), gives each chunk
+ *     the plain loops' loss, gradients, h(T) and dL/dh(0) from that state;
  *   - the gradients pass central finite differences: every parameter of
  *     the smooth variant, the readout's parameters of the spiking network.
  * --break-recompute and --break-backward plant a fault (a forward op that
@@ -227,12 +230,16 @@ static void start(lif *m)
     m->spikes = 0;
 }
 
-/* full BPTT written out: every internal state kept, then t, ..., 1;
- * h(T) into h_last and dL/dh(0) into dh0 (each 2 N doubles, or NULL) */
-static int backprop_direct(lif *m, double *h_last, double *dh0)
+/* full BPTT written out: every internal state kept, then t, ..., 1,
+ * from h0 (2 N doubles; NULL: zero); h(T) into h_last and dL/dh(0) into
+ * dh0 (each 2 N doubles, or NULL) */
+static int backprop_direct_from(lif *m, const double *h0, double *h_last,
+                                double *dh0)
 {
     static double s[T + 1][3 * N];
     double h[2][2 * N] = {{0}}, dh[2 * N] = {0};
+    if (h0)
+        memcpy(h[0], h0, sizeof h[0]);
     start(m);
     for (size_t i = 1; i <= T; i++)
         lif_forward(m, i, h[(i - 1) % 2], s[i], h[i % 2]);
@@ -243,6 +250,11 @@ static int backprop_direct(lif *m, double *h_last, double *dh0)
     if (dh0)
         memcpy(dh0, dh, sizeof dh);
     return 0;
+}
+
+static int backprop_direct(lif *m, double *h_last, double *dh0)
+{
+    return backprop_direct_from(m, NULL, h_last, dh0);
 }
 
 /* the loss alone, for finite differences */
@@ -380,6 +392,51 @@ static int check_plans(lif *m, bptt_mem *mem, sweep *sw, const char *mode)
     return 0;
 }
 
+/* A stream of three chunks of T steps trained one after the other, the
+ * state carried across (truncated BPTT): each chunk's run starts from the
+ * h(T) the one before handed back (h_last as the next h0), under msm at
+ * its smallest budget, and each chunk's loss, gradients, h(T) and
+ * dL/dh(0) are bit-identical to the plain loops' from that same state. */
+static int check_stream(lif *m)
+{
+    double carry[2 * N] = {0}, h_last[2 * N], dh0[2 * N];
+    double want_h[2 * N], want_dh0[2 * N], want_g[NP], want_loss;
+    bptt_steps ops = lif_steps(m, h_last, dh0);
+    int64_t least;
+    if (bptt_plan_min_budget("msm", T, (int64_t)ops.hidden_bytes,
+                             (int64_t)ops.internal_bytes, NULL,
+                             &least) != BPTT_OK)
+        return fail("stream: no smallest msm budget");
+    bptt_plan *plan = NULL;
+    bptt_plan_stats ps;
+    if (bptt_plan_make("msm", T, (int64_t)ops.hidden_bytes,
+                       (int64_t)ops.internal_bytes, least, NULL, &plan, &ps,
+                       NULL) != BPTT_OK)
+        return fail("stream: no msm plan at its smallest budget");
+    int rc = 0;
+    for (int chunk = 0; chunk < 3 && rc == 0; chunk++) {
+        backprop_direct_from(m, carry, want_h, want_dh0);
+        memcpy(want_g, m->g, sizeof want_g);
+        want_loss = m->loss;
+        ops.h0 = carry;
+        bptt_steps_stats st;
+        start(m);
+        if (bptt_steps_run(plan, &ops, NULL, &st, NULL) != BPTT_OK)
+            rc = fail("stream: a chunk's run failed");
+        else if (memcmp(m->g, want_g, sizeof want_g) != 0 ||
+                 memcmp(&m->loss, &want_loss, sizeof want_loss) != 0 ||
+                 memcmp(h_last, want_h, sizeof want_h) != 0 ||
+                 memcmp(dh0, want_dh0, sizeof want_dh0) != 0)
+            rc = fail("stream: a chunk differs from the plain loops from "
+                      "the same carried state");
+        else if (chunk > 0 && memcmp(carry, h_last, sizeof carry) == 0)
+            rc = fail("stream: the state did not move");
+        memcpy(carry, h_last, sizeof carry); /* the next chunk's h(0) */
+    }
+    bptt_plan_free(plan);
+    return rc;
+}
+
 /* Central differences in double, on the parameters [from, to), with step
  * h = 1e-6.  The error has two parts: truncation, of order h^2 |L'''|, and
  * rounding, of order 1e-16 |L| / h.  The surrogate's slope is steep (K)
@@ -465,6 +522,8 @@ int main(int argc, char **argv)
     for (m.smooth = 0; m.smooth <= 1 && rc == 0; m.smooth++) {
         double err;
         rc = check_plans(&m, mem, sw, m.smooth ? "smooth" : "spiking");
+        if (rc == 0)
+            rc = check_stream(&m);
         if (rc == 0 && m.smooth)
             rc = check_fd(&m, 0, NP, &err);
         else if (rc == 0)
@@ -496,7 +555,8 @@ int main(int argc, char **argv)
         rc = fail("bytes left in the tracked allocator");
     if (rc == 0)
         printf("lif: ok: %ld runs, gradients bit-identical to full BPTT's, "
-               "checkpoint peaks as planned\n", runs);
+               "checkpoint peaks as planned; a stream of 3 chunks with its "
+               "state carried the same\n", runs);
     free(sw);
     bptt_mem_free(mem);
     return rc;

@@ -128,7 +128,8 @@ typedef struct {
  * of units, a bare number where a unit is required) or BPTT_ETOOBIG (one,
  * but beyond what can be planned), with why[cap] (cap > 0) saying what is
  * wrong and what would work, the text as given quoted, in words for a
- * person: a caller puts the option's name in front. */
+ * person: a caller puts the option's name in front.  out->given holds the
+ * text as parsed on a refusal too (its kind where a unit was read). */
 int bptt_budget_resolve(const char *text, const bptt_budget_sizes *z,
                         int flags, bptt_budget_resolved *out, char *why,
                         size_t cap);

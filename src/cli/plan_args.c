@@ -136,18 +136,18 @@ static int state_units(plan_args *a)
  * peak, or bytes (with --cell only).  0, or the error and EXIT_USAGE. */
 static int budget_units(const plan_args *a, const char *text, int64_t *out)
 {
-    bptt_budget b;
-    bptt_budget_parse(text, &b);
-    if (b.kind == BPTT_BUDGET_BYTES && !a->quantum)
+    const bptt_budget_sizes z = {(size_t)a->length, a->h, a->s, a->quantum};
+    bptt_budget_resolved r;
+    char why[512];
+    if (bptt_budget_resolve(text, &z, 0, &r, why, sizeof why) == BPTT_OK) {
+        *out = r.units;
+        return 0;
+    }
+    if (r.given.kind == BPTT_BUDGET_BYTES && !a->quantum) /* as parsed */
         return cli_error(EXIT_USAGE, CMD, "--memory: '%s' is in bytes, which "
                          "needs the network's sizes (give --cell), or give "
                          "slots (200) or a share (5%%)", text);
-    const bptt_budget_sizes z = {(size_t)a->length, a->h, a->s, a->quantum};
-    bptt_budget_resolved r;
-    const int rc = cli_budget(CMD, "--memory", text, &z, 0, &r);
-    if (rc == 0)
-        *out = r.units;
-    return rc;
+    return cli_error(EXIT_USAGE, CMD, "--memory: %s", why);
 }
 
 int plan_parse_args(int argc, char **argv, plan_args *a, int *help)

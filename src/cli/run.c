@@ -500,7 +500,7 @@ int cli_run(int argc, char **argv)
     const double full_ckpt = z.full_checkpoint_bytes;
     bptt_units u;
     bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb);
-    const int64_t budget_units = budget_bytes / u.quantum;
+    const int64_t budget_units = budget.units; /* resolved once */
     int threads;
     if ((rc = run_set_threads(CMD, a.threads, &z, (double)budget.held_bytes,
                               &threads)))

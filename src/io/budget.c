@@ -401,12 +401,13 @@ int bptt_budget_resolve(const char *text, const bptt_budget_sizes *z,
 {
     if (why && cap)
         why[0] = '\0';
+    if (out)
+        memset(out, 0, sizeof *out);
     if (!text || !z || !out || z->length < 1 || z->hidden_units < 1 ||
         z->internal_units < z->hidden_units || z->quantum < 0)
         return bptt_why(BPTT_EINVAL, why, cap,
                         "no budget, or no sizes to "
                         "resolve it against");
-    memset(out, 0, sizeof *out);
     const int prc = bptt_budget_parse(text, &out->given);
     int rc = resolve_units(text, z, flags, &out->given, prc, &out->units,
                            why, cap);

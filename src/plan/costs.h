@@ -94,12 +94,19 @@ int planner_build_axis(bptt_table *tb);
 /* The plan of tb at budget m (a stored or closed-form column) onto plan
  * (emit.c). */
 int planner_dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan);
-/* The same for the segment of len0 steps from a stored h(a0) (steps
- * a0 + 1 .. a0 + len0, len0 <= the table's length) at budget m, h(a0)
- * counted in m and freed when last used; running: the running state is
- * h(a0) already (else the plan restores it first). */
-int planner_dp_emit_at(const bptt_table *tb, size_t a0, size_t len0,
-                       int64_t m, int running, bptt_plan *plan);
+/* Cost of a cell of a DP table of two kinds: kind KIND_H (the start
+ * counted in m) or KIND_S (the start an internal state held outside m),
+ * len steps, budget m; -1 when infeasible or not served. */
+int64_t planner_cost_kind(const bptt_table *tb, int kind, size_t len,
+                          int64_t m);
+
+/* The same for the segment of len0 steps from a stored state at a0
+ * (steps a0 + 1 .. a0 + len0, len0 <= the table's length) at budget m:
+ * kind KIND_H, h(a0) counted in m and freed when last used; KIND_S,
+ * s(a0) held outside m and kept.  running: the running state is h(a0)
+ * already (else the plan restores it first). */
+int planner_dp_emit_at(const bptt_table *tb, int kind, size_t a0,
+                       size_t len0, int64_t m, int running, bptt_plan *plan);
 
 /* The fast build of the first ncols columns on nt threads (fast.c). */
 int planner_fast_build(bptt_table *tb, int64_t ncols, int nt);

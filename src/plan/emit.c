@@ -112,13 +112,13 @@ size_t bptt_plan_scratch_bytes(const bptt_strategy *st, size_t t)
 
 int planner_dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan)
 {
-    return planner_dp_emit_at(tb, 0, tb->t, m, 1, plan);
+    return planner_dp_emit_at(tb, KIND_H, 0, tb->t, m, 1, plan);
 }
 
-int planner_dp_emit_at(const bptt_table *tb, size_t a0, size_t len0,
-                       int64_t m, int running, bptt_plan *plan)
+int planner_dp_emit_at(const bptt_table *tb, int kind, size_t a0,
+                       size_t len0, int64_t m, int running, bptt_plan *plan)
 {
-    if (len0 > tb->t)
+    if (len0 > tb->t || (kind == KIND_S && tb->kinds < 2))
         return BPTT_EINVAL;
     const int paper = (tb->rules & RULE_PAPER) != 0;
     const int64_t h = tb->h, s = tb->s;
@@ -127,7 +127,8 @@ int planner_dp_emit_at(const bptt_table *tb, size_t a0, size_t len0,
     emitter e = {plan, running ? (long long)a0 : -1};
     if (m > tb->dpw && tb->fcol == INT64_MAX)
         m = tb->dpw; /* past the stored width nothing changes */
-    int rc = push_solve(&st, KIND_H, 0, 1, a0, len0, m);
+    int rc = kind == KIND_S ? push_solve(&st, KIND_S, 1, 0, a0, len0, m)
+                            : push_solve(&st, KIND_H, 0, 1, a0, len0, m);
 
     while (rc == BPTT_OK && st.n > 0) {
         task tk = st.v[--st.n];

@@ -23,17 +23,19 @@
 #include "online.h"
 
 struct bptt_online {
-    int msm;
+    int msm;         /* costs from the msm table (else binomial) */
+    int mixed;       /* internal states placed too (else hidden only) */
     bptt_units u;
     int64_t h, s, m; /* units; budget */
     int64_t slots;   /* hidden slots of the whole budget: m / h */
     size_t i;        /* steps run */
     int state;       /* 0: open, 1: the last step announced, 2: finished */
-    size_t *c;       /* hidden checkpoints c[0..k] */
-    size_t *tmp;     /* scratch of the rule (ccap) */
+    size_t *c;       /* checkpoints c[0..k], rising */
+    unsigned char *kd; /* their kinds: KIND_H (h stored) or KIND_S (s) */
+    size_t *tc;      /* scratch configurations of the rule (ccap) */
+    unsigned char *tk;
     size_t k, ccap;
-    size_t wlo, whi; /* window: s(j) stored for wlo <= j < whi */
-    int64_t wmax;    /* the window's size from now on (it only falls) */
+    bptt_table *tb;  /* msm: the offline table the costs come from */
     int keep_log;
     bptt_action *log; /* every action handed out */
     size_t nlog, logcap;
@@ -58,7 +60,7 @@ static int64_t binom_cap(int64_t n, int64_t k, int64_t cap)
 }
 
 /* Offline hsm cost of n steps with `slots` hidden slots (start's
- * included); 0 for n <= 0; INF when it does not fit. */
+ * included); 0 for n <= 0; INF when infeasible or too big. */
 static int64_t F(int64_t n, int64_t slots)
 {
     if (n <= 0)
@@ -67,11 +69,11 @@ static int64_t F(int64_t n, int64_t slots)
         return INF;
     if (slots > n)
         slots = n; /* more slots than steps change nothing */
-    const int64_t c = slots == 1 ? -1 : bptt_hsm_closed_cost(n, slots);
     if (slots == 1) {
         const __int128 q = (__int128)n * (n + 1) / 2;
         return q >= INF ? INF : (int64_t)q;
     }
+    const int64_t c = bptt_hsm_closed_cost(n, slots);
     return c < 0 || c >= INF ? INF : c;
 }
 
@@ -80,113 +82,205 @@ static int64_t add_cap(int64_t a, int64_t b)
     return (a >= INF || b >= INF || a > INF - b) ? INF : a + b;
 }
 
-/* The hidden slots the placement may use while the window keeps w. */
-static int64_t place_slots(const bptt_online *o, int64_t w)
+static int64_t units_of(const bptt_online *o, int kind)
 {
-    const int64_t left = o->m - w * o->s;
-    return left < o->h ? 0 : left / o->h;
+    return kind == KIND_S ? o->s : o->h;
 }
 
 /* ---- the cost of ending now --------------------------------------------- */
 
-/* Forward ops if the sequence ends after T steps with checkpoints c[0..k]
- * and the window s(wlo .. whi - 1). */
-static int64_t end_cost(const bptt_online *o, const size_t *c, size_t k,
-                        size_t T, size_t wlo, size_t whi)
+/* Reversing len steps from the checkpoint at c of kind kd with `free`
+ * units not held by the checkpoints before it (its own included). */
+static int64_t seg_cost(const bptt_online *o, int kd, size_t len,
+                        int64_t free, int binomial)
 {
-    const size_t E = (whi == T && wlo < whi) ? wlo : T;
-    size_t q = 0;
-    while (q < k && c[q + 1] <= E - 1)
-        q++;
-    int64_t tot = (int64_t)T;
-    for (size_t j = 1; j <= q; j++)
-        tot = add_cap(tot, F((int64_t)(c[j] - c[j - 1]),
-                             o->slots - (int64_t)j + 1));
-    return add_cap(tot, F((int64_t)(E - 1 - c[q]), o->slots - (int64_t)q));
+    if (len == 0)
+        return 0;
+    if (binomial || !o->msm)
+        return free < o->h ? INF : F((int64_t)len, free / o->h);
+    const int64_t b = kd == KIND_S ? free - o->s : free;
+    const int64_t c = b < 0 ? -1 : planner_cost_kind(o->tb, kd, len, b);
+    return c < 0 ? INF : c;
 }
 
-/* ---- the placement rule (doc/online.md 2) --------------------------------- */
-
-/* The rule's choice at state i (step i + 1 will run and is not the last):
- * -1 store nothing, 0 store h(i) in a free slot, j >= 1 store h(i) in
- * place of c[j]. */
-static long choose(const bptt_online *o, size_t i)
+/* Forward ops if the sequence ends after T steps with checkpoints
+ * c[0..k] of kinds kd: T, then each segment from a checkpoint to the
+ * next (or to T) reversed with what the checkpoints before it leave; a
+ * segment ending at an internal state (or at T, whose s(T) is working)
+ * leaves that step's backward to it. */
+static int64_t end_cost_by(const bptt_online *o, const size_t *c,
+                           const unsigned char *kd, size_t k, size_t T,
+                           int binomial)
 {
-    const int64_t S = place_slots(o, o->wmax);
-    if (i == 0 || S < 1)
-        return -1;
+    int64_t tot = (int64_t)T, held = 0;
+    for (size_t j = 0; j <= k && tot < INF; j++) {
+        const size_t next = j < k ? c[j + 1] : T;
+        const int nin = j < k ? kd[j + 1] == KIND_S : 1;
+        tot = add_cap(tot, seg_cost(o, kd[j], next - c[j] - (size_t)nin,
+                                    o->m - held, binomial));
+        held += units_of(o, kd[j]);
+    }
+    return tot;
+}
+
+static int64_t end_cost(const bptt_online *o, const size_t *c,
+                        const unsigned char *kd, size_t k, size_t T)
+{
+    return end_cost_by(o, c, kd, k, T, 0);
+}
+
+static int64_t held_units(const bptt_online *o, const unsigned char *kd,
+                          size_t k)
+{
+    int64_t u = 0;
+    for (size_t j = 0; j <= k; j++)
+        u += units_of(o, kd[j]);
+    return u;
+}
+
+/* ---- the placement rules (doc/online.md 2, 3) --------------------------- */
+
+/* A choice: store nothing (kind < 0), or store the state of `kind` at i,
+ * in place of checkpoint `evict` (-1: none evicted; 0: h(0), once s(1)
+ * is stored). */
+typedef struct {
+    int kind;
+    long evict;
+} choice;
+
+/* c[0..k] after choice ch at i, into tc/tk; returns the new k. */
+static size_t apply(const bptt_online *o, choice ch, size_t i, size_t *tc,
+                    unsigned char *tk)
+{
+    size_t k = o->k;
+    memcpy(tc, o->c, (k + 1) * sizeof *tc);
+    memcpy(tk, o->kd, k + 1);
+    if (ch.kind < 0)
+        return k;
+    if (ch.evict >= 0) {
+        const size_t e = (size_t)ch.evict;
+        memmove(tc + e, tc + e + 1, (k - e) * sizeof *tc);
+        memmove(tk + e, tk + e + 1, k - e);
+        tc[k] = i;
+        tk[k] = (unsigned char)ch.kind;
+        return k;
+    }
+    tc[k + 1] = i;
+    tk[k + 1] = (unsigned char)ch.kind;
+    return k + 1;
+}
+
+/* hsm: the state of step i (step i + 1 runs next and is not the last) is
+ * stored when the gaps' rule says so (doc/online.md 2). */
+static choice choose_hidden(bptt_online *o, size_t i)
+{
+    const choice none = {-1, -1};
+    const int64_t S = o->slots;
+    if (i == 0)
+        return none;
     if ((int64_t)o->k + 1 < S)
-        return 0;
+        return (choice){KIND_H, -1};
     if (o->k == 0)
-        return -1; /* one slot: h(0) alone */
+        return none; /* one slot: h(0) alone */
     const size_t *c = o->c, k = o->k;
     const int64_t Tn = (int64_t)i + 2; /* the next end this choice sees */
     int64_t r = 1;
     while (binom_cap(S + r, S, Tn) < Tn)
         r++;
     const int64_t x = (int64_t)(i - c[k]);
-    /* gaps, level by level: merging c[j] joins the gaps of levels
-     * S - j + 1 and S - j into level S - j + 1 */
-    for (size_t j = k; j >= 1; j--) {
-        const int64_t g = (int64_t)(c[j] - c[j - 1]);
-        const int64_t gn = j < k ? (int64_t)(c[j + 1] - c[j]) : x;
-        const int64_t lev = S - (int64_t)j + 1;
-        const int64_t cap = binom_cap(lev + r - 1, lev, INT64_MAX / 4);
-        if (g + gn == cap && r <= 2)
-            return (long)j; /* fills its level exactly */
-    }
-    if (r <= 2 && x + 1 <= r)
-        return -1;
     if (r <= 2) {
+        /* merging c[j] joins the gaps of levels S - j + 1 and S - j into
+         * level S - j + 1, whose cap is binom(level + r - 1, level):
+         * merge where that fills a level exactly, lowest level first;
+         * else only when the last gap would pass its cap r, at the lowest
+         * level it fits */
+        size_t fit = 0;
         for (size_t j = k; j >= 1; j--) {
             const int64_t g = (int64_t)(c[j] - c[j - 1]);
             const int64_t gn = j < k ? (int64_t)(c[j + 1] - c[j]) : x;
             const int64_t lev = S - (int64_t)j + 1;
-            if (g + gn <= binom_cap(lev + r - 1, lev, INT64_MAX / 4))
-                return (long)j;
+            const int64_t cap = binom_cap(lev + r - 1, lev, INF);
+            if (g + gn == cap)
+                return (choice){KIND_H, (long)j};
+            if (g + gn < cap && !fit)
+                fit = j;
         }
-        return (long)k;
+        if (x + 1 <= r)
+            return none;
+        return (choice){KIND_H, (long)(fit ? fit : k)};
     }
-    /* past C(S+2, 2): the choice that costs least at the next two ends,
-     * storing nothing on a tie */
-    long best = -1;
+    /* past C(S+2, 2): the choice that costs least over the next ends, in
+     * binomial costs (so msm placing hidden states places hsm's) */
+    choice best = none;
     int64_t bestc = INT64_MAX;
-    size_t *tmp = o->tmp;
-    for (long j = -1; j <= (long)k; j++) {
-        if (j == 0)
-            continue;
-        memcpy(tmp, c, (k + 1) * sizeof *tmp);
-        if (j >= 1) {
-            memmove(tmp + j, tmp + j + 1, (k - (size_t)j) * sizeof *tmp);
-            tmp[k] = i;
-        }
+    for (size_t j = 0; j <= k; j++) {
+        const choice ch = {j == 0 ? -1 : KIND_H, j == 0 ? -1 : (long)j};
+        const size_t kk = apply(o, ch, i, o->tc, o->tk);
         int64_t sc = 0;
         for (size_t e = i + 2; e <= i + 3; e++)
-            sc = add_cap(sc, end_cost(o, tmp, k, e, e, e));
+            sc = add_cap(sc, end_cost_by(o, o->tc, o->tk, kk, e, 1));
         if (sc < bestc) {
             bestc = sc;
-            best = j;
+            best = ch;
         }
     }
     return best;
 }
 
-/* msm: the window's size for the ends ahead: shrink it by one while that
- * costs less at the next end, each state given up buying hidden slots. */
-static void shrink_window(bptt_online *o, size_t i)
+/* msm: the cheapest over the next ends of storing nothing, h(i) or s(i),
+ * each in a free place or in place of one checkpoint (doc/online.md 3). */
+#define MSM_HORIZON 4
+/* internal states are placed from this many beside h(0) (doc/online.md 3) */
+#define ONLINE_MIXED_FROM 8
+static choice choose_mixed(bptt_online *o, size_t i, int last)
 {
-    const int64_t Tn = (int64_t)i + 2;
-    while (o->wmax > 0) {
-        const int64_t w = o->wmax;
-        const int64_t keep = add_cap(Tn, F(Tn - w, place_slots(o, w)) -
-                                             (Tn - w > 0 ? Tn - w : 0));
-        const int64_t less =
-            add_cap(Tn, F(Tn - w + 1, place_slots(o, w - 1)) -
-                            (Tn - w + 1 > 0 ? Tn - w + 1 : 0));
-        if (less >= keep)
-            break;
-        o->wmax--;
-    }
+    choice best = {-1, -1};
+    int64_t bestc = 0;
+    /* the ends this choice serves: i + 1 alone when it is the last */
+    const size_t e0 = last ? i + 1 : i + 2,
+                 e1 = last ? i + 1 : i + 1 + MSM_HORIZON;
+    for (size_t e = e0; e <= e1; e++)
+        bestc = add_cap(bestc, end_cost(o, o->c, o->kd, o->k, e));
+    if (i == 0)
+        return best;
+    /* h(0) may go once s(1) is stored: nothing reads it any more */
+    const int h0_free = o->kd[0] == KIND_H && o->k >= 1 && o->c[1] == 1 &&
+                        o->kd[1] == KIND_S;
+    for (int kind = KIND_H; kind <= KIND_S; kind++)
+        for (long j = -1; j <= (long)o->k; j++) {
+            if (j == 0 && !h0_free)
+                continue;
+            const choice ch = {kind, j};
+            const size_t kk = apply(o, ch, i, o->tc, o->tk);
+            if (held_units(o, o->tk, kk) > o->m)
+                continue;
+            int64_t sc = 0;
+            for (size_t e = e0; e <= e1; e++)
+                sc = add_cap(sc, end_cost(o, o->tc, o->tk, kk, e));
+            if (sc < bestc) {
+                bestc = sc;
+                best = ch;
+            }
+        }
+    return best;
+}
+
+/* msm: the table covers every segment the costs up to length t read. */
+static int ensure_table(bptt_online *o, size_t t)
+{
+    if (!o->msm || (o->tb && bptt_table_length(o->tb) >= t))
+        return BPTT_OK;
+    size_t len = o->tb ? 2 * bptt_table_length(o->tb) : 64;
+    if (len < t)
+        len = t;
+    bptt_table *tb = NULL;
+    const int rc = bptt_table_alloc(&tb, bptt_strategy_find("msm"), len,
+                                    o->h, o->s, o->m, NULL);
+    if (rc != BPTT_OK)
+        return rc;
+    bptt_table_free(o->tb);
+    o->tb = tb;
+    return BPTT_OK;
 }
 
 /* ---- the object ------------------------------------------------------------ */
@@ -209,6 +303,29 @@ static int log_push(bptt_online *o, const bptt_action *a, size_t n)
     }
     memcpy(o->log + o->nlog, a, n * sizeof *a);
     o->nlog += n;
+    return BPTT_OK;
+}
+
+/* Room for `cap` checkpoints in every array. */
+static int reserve(bptt_online *o, size_t cap)
+{
+    if (cap <= o->ccap)
+        return BPTT_OK;
+    size_t *c = planner_realloc(o->c, cap * sizeof *c);
+    if (c)
+        o->c = c;
+    size_t *tc = planner_realloc(o->tc, cap * sizeof *tc);
+    if (tc)
+        o->tc = tc;
+    unsigned char *kd = planner_realloc(o->kd, cap);
+    if (kd)
+        o->kd = kd;
+    unsigned char *tk = planner_realloc(o->tk, cap);
+    if (tk)
+        o->tk = tk;
+    if (!c || !tc || !kd || !tk)
+        return BPTT_ENOMEM;
+    o->ccap = cap;
     return BPTT_OK;
 }
 
@@ -242,22 +359,26 @@ static int online_open(bptt_online **out, const char *strategy,
     bptt_online *o = planner_calloc(1, sizeof *o);
     if (!o)
         return BPTT_ENOMEM;
-    o->msm = msm;
     o->u = u;
     o->h = u.hidden_units;
     o->s = u.internal_units;
     o->m = m;
     o->slots = m / o->h;
+    /* msm reverses with the msm table; it places internal states where
+     * the budget holds several (doc/online.md 3), else hidden states by
+     * hsm's rule, so it never costs more than hsm */
+    o->msm = msm && m >= o->h + o->s;
+    o->mixed = o->msm && (m - o->h) / o->s >= ONLINE_MIXED_FROM;
     o->keep_log = keep_log;
-    o->ccap = 16;
-    o->c = planner_malloc(o->ccap * sizeof *o->c);
-    o->tmp = planner_malloc(o->ccap * sizeof *o->tmp);
-    if (!o->c || !o->tmp) {
+    int rc = reserve(o, 16);
+    if (rc == BPTT_OK)
+        rc = ensure_table(o, 64);
+    if (rc != BPTT_OK) {
         bptt_online_free(o);
-        return BPTT_ENOMEM;
+        return rc;
     }
     o->c[0] = 0;
-    o->wmax = msm ? (m - o->h) / o->s : 0;
+    o->kd[0] = KIND_H;
     *out = o;
     return BPTT_OK;
 }
@@ -274,8 +395,11 @@ void bptt_online_free(bptt_online *o)
 {
     if (!o)
         return;
+    bptt_table_free(o->tb);
     planner_free(o->c);
-    planner_free(o->tmp);
+    planner_free(o->kd);
+    planner_free(o->tc);
+    planner_free(o->tk);
     planner_free(o->log);
     planner_free(o);
 }
@@ -288,48 +412,37 @@ int bptt_online_next(bptt_online *o, int last, bptt_action *acts, size_t *n)
     const size_t i = o->i;
     if (i >= (size_t)UINT32_MAX - 2)
         return BPTT_ETOOBIG;
-    bptt_action a[BPTT_ONLINE_ACTIONS_MAX];
-    size_t na = 0;
-    if (o->msm && !last)
-        shrink_window(o, i);
-    /* the window keeps wmax states, s(i) among them */
-    const int keep_si = o->msm && i >= 1 && o->wmax >= 1;
-    while (o->whi - o->wlo > 0 &&
-           (int64_t)(o->whi - o->wlo) + keep_si > o->wmax) {
-        a[na++] = (bptt_action){BPTT_FREE_INTERNAL, (uint32_t)o->wlo};
-        o->wlo++;
-    }
-    if (o->k + 2 > o->ccap) { /* room for one more, before choosing */
-        size_t *v = planner_realloc(o->c, 2 * o->ccap * sizeof *v);
-        if (!v)
-            return BPTT_ENOMEM;
-        o->c = v;
-        v = planner_realloc(o->tmp, 2 * o->ccap * sizeof *v);
-        if (!v)
-            return BPTT_ENOMEM;
-        o->tmp = v;
-        o->ccap *= 2;
-    }
-    const long j = last ? -1 : choose(o, i);
-    if (j >= 1) {
-        a[na++] = (bptt_action){BPTT_FREE_HIDDEN, (uint32_t)o->c[j]};
-        memmove(o->c + j, o->c + j + 1, (o->k - (size_t)j) * sizeof *o->c);
-        o->c[o->k] = i;
-    } else if (j == 0) {
-        o->c[++o->k] = i;
-    }
-    if (j >= 0)
-        a[na++] = (bptt_action){BPTT_SAVE_HIDDEN, (uint32_t)i};
-    if (keep_si) {
-        if (o->whi == o->wlo)
-            o->wlo = i;
-        o->whi = i + 1;
-        a[na++] = (bptt_action){BPTT_SAVE_INTERNAL, (uint32_t)i};
-    }
-    a[na++] = (bptt_action){BPTT_ADVANCE, (uint32_t)(i + 1)};
-    const int rc = log_push(o, a, na);
+    int rc = reserve(o, o->k + 2 > o->ccap ? 2 * o->ccap : o->ccap);
+    if (rc == BPTT_OK)
+        rc = ensure_table(o, i + 2 + MSM_HORIZON);
     if (rc != BPTT_OK)
         return rc;
+    choice ch = {-1, -1};
+    if (o->mixed)
+        ch = choose_mixed(o, i, last);
+    else if (!last)
+        ch = choose_hidden(o, i);
+    if (last && ch.kind == KIND_H)
+        ch.kind = -1; /* h(i) cannot serve a sequence ending at i + 1 */
+    bptt_action a[BPTT_ONLINE_ACTIONS_MAX];
+    size_t na = 0;
+    if (ch.kind >= 0 && ch.evict >= 0)
+        a[na++] = (bptt_action){o->kd[ch.evict] == KIND_S
+                                    ? BPTT_FREE_INTERNAL
+                                    : BPTT_FREE_HIDDEN,
+                                (uint32_t)o->c[ch.evict]};
+    if (ch.kind >= 0)
+        a[na++] = (bptt_action){ch.kind == KIND_S ? BPTT_SAVE_INTERNAL
+                                                  : BPTT_SAVE_HIDDEN,
+                                (uint32_t)i};
+    a[na++] = (bptt_action){BPTT_ADVANCE, (uint32_t)(i + 1)};
+    if ((rc = log_push(o, a, na)) != BPTT_OK)
+        return rc;
+    if (ch.kind >= 0) {
+        o->k = apply(o, ch, i, o->tc, o->tk);
+        memcpy(o->c, o->tc, (o->k + 1) * sizeof *o->c);
+        memcpy(o->kd, o->tk, o->k + 1);
+    }
     memcpy(acts, a, na * sizeof *a);
     *n = na;
     o->i = i + 1;
@@ -342,7 +455,7 @@ int64_t bptt_online_cost(const bptt_online *o)
 {
     if (!o || o->i < 1)
         return -1;
-    const int64_t c = end_cost(o, o->c, o->k, o->i, o->wlo, o->whi);
+    const int64_t c = end_cost(o, o->c, o->kd, o->k, o->i);
     return c >= INF ? -1 : c;
 }
 
@@ -353,9 +466,7 @@ size_t bptt_online_steps(const bptt_online *o)
 
 int64_t bptt_online_held(const bptt_online *o)
 {
-    if (!o)
-        return -1;
-    return (int64_t)(o->k + 1) * o->h + (int64_t)(o->whi - o->wlo) * o->s;
+    return o ? held_units(o, o->kd, o->k) : -1;
 }
 
 int bptt_online_units(const bptt_online *o, bptt_units *u, int64_t *budget)
@@ -375,48 +486,65 @@ int bptt_online_finish(bptt_online *o, bptt_plan **out, size_t *prefix)
         *out = NULL;
     if (!o || !out || o->i < 1 || o->state == 2 || !o->keep_log)
         return BPTT_EINVAL;
-    const size_t T = o->i;
-    const size_t E = (o->whi == T && o->wlo < o->whi) ? o->wlo : T;
-    size_t q = 0;
-    while (q < o->k && o->c[q + 1] <= E - 1)
-        q++;
-    /* the longest hidden segment, for one hsm table in slots */
-    size_t maxlen = E - 1 - o->c[q];
-    for (size_t j = 1; j <= q; j++)
-        if (o->c[j] - o->c[j - 1] > maxlen)
-            maxlen = o->c[j] - o->c[j - 1];
+    const size_t T = o->i, k = o->k;
     bptt_plan *p = NULL;
-    bptt_table *tb = NULL;
+    bptt_table *slots = NULL; /* hsm: a table in hidden slots */
     int rc = bptt_plan_alloc(&p, T, o->h, o->s, o->m);
     if (rc != BPTT_OK)
         return rc;
-    const int64_t slot_cap =
-        o->slots < (int64_t)maxlen + 1 ? o->slots : (int64_t)maxlen + 1;
-    if (maxlen > 0)
-        rc = bptt_table_alloc(&tb, bptt_strategy_find("hsm"), maxlen, 1, 1,
-                              slot_cap, NULL);
+    if (!o->msm) {
+        size_t maxlen = 0;
+        for (size_t j = 0; j <= k; j++) {
+            const size_t next = j < k ? o->c[j + 1] : T - 1;
+            if (next - o->c[j] > maxlen)
+                maxlen = next - o->c[j];
+        }
+        const int64_t cap = o->slots < (int64_t)maxlen + 1
+                                ? o->slots
+                                : (int64_t)maxlen + 1;
+        if (maxlen > 0)
+            rc = bptt_table_alloc(&slots, bptt_strategy_find("hsm"), maxlen,
+                                  1, 1, cap, NULL);
+    }
     for (size_t n = 0; n < o->nlog && rc == BPTT_OK; n++)
         rc = bptt_plan_push(p, (int)o->log[n].op, o->log[n].step);
     if (rc == BPTT_OK)
         rc = bptt_plan_push(p, BPTT_BACKWARD, T);
-    for (size_t j = T - 1; j >= E && j >= 1 && rc == BPTT_OK; j--) {
-        rc = bptt_plan_push(p, BPTT_BACKWARD, j);
+    int64_t held = held_units(o, o->kd, k);
+    for (size_t j = k + 1; j-- > 0 && rc == BPTT_OK;) {
+        const size_t next = j < k ? o->c[j + 1] : T;
+        const int nin = j < k ? o->kd[j + 1] == KIND_S : 1;
+        const size_t len = next - o->c[j] - (size_t)nin;
+        held -= units_of(o, o->kd[j]);
+        const int64_t free = o->m - held;
+        if (!o->msm) {
+            int64_t b = free / o->h;
+            if (len == 0)
+                rc = bptt_plan_push(p, BPTT_FREE_HIDDEN, o->c[j]);
+            else
+                rc = planner_dp_emit_at(
+                    slots, KIND_H, o->c[j], len,
+                    b < bptt_table_max_budget(slots)
+                        ? b
+                        : bptt_table_max_budget(slots),
+                    0, p);
+            continue;
+        }
+        if (o->kd[j] == KIND_H) {
+            rc = len == 0 ? bptt_plan_push(p, BPTT_FREE_HIDDEN, o->c[j])
+                          : planner_dp_emit_at(o->tb, KIND_H, o->c[j], len,
+                                               free, 0, p);
+            continue;
+        }
+        if (len > 0)
+            rc = planner_dp_emit_at(o->tb, KIND_S, o->c[j], len,
+                                    free - o->s, 0, p);
         if (rc == BPTT_OK)
-            rc = bptt_plan_push(p, BPTT_FREE_INTERNAL, j);
+            rc = bptt_plan_push(p, BPTT_BACKWARD, o->c[j]);
+        if (rc == BPTT_OK)
+            rc = bptt_plan_push(p, BPTT_FREE_INTERNAL, o->c[j]);
     }
-    for (size_t j = o->k; j > q && rc == BPTT_OK; j--)
-        rc = bptt_plan_push(p, BPTT_FREE_HIDDEN, o->c[j]);
-    for (size_t j = q + 1; j-- > 0 && rc == BPTT_OK;) {
-        const size_t len = (j == q ? E - 1 : o->c[j + 1]) - o->c[j];
-        int64_t b = o->slots - (int64_t)j;
-        if (b > slot_cap)
-            b = slot_cap;
-        if (len == 0)
-            rc = bptt_plan_push(p, BPTT_FREE_HIDDEN, o->c[j]);
-        else
-            rc = planner_dp_emit_at(tb, o->c[j], len, b, 0, p);
-    }
-    bptt_table_free(tb);
+    bptt_table_free(slots);
     if (rc != BPTT_OK) {
         bptt_plan_free(p);
         return rc;
@@ -432,25 +560,26 @@ int bptt_online_finish(bptt_online *o, bptt_plan **out, size_t *prefix)
 
 static int online_copy(bptt_online **out, const bptt_online *o)
 {
-    bptt_online *d = planner_malloc(sizeof *d);
+    bptt_online *d = planner_calloc(1, sizeof *d);
     if (!d)
         return BPTT_ENOMEM;
     *d = *o;
-    d->c = planner_malloc(o->ccap * sizeof *d->c);
-    if (!d->c) {
-        planner_free(d);
-        return BPTT_ENOMEM;
-    }
-    d->tmp = planner_malloc(o->ccap * sizeof *d->tmp);
-    if (!d->tmp) {
-        planner_free(d->c);
-        planner_free(d);
-        return BPTT_ENOMEM;
-    }
-    memcpy(d->c, o->c, (o->k + 1) * sizeof *d->c);
+    d->c = NULL;
+    d->kd = d->tk = NULL;
+    d->tc = NULL;
+    d->ccap = 0;
+    /* the table is borrowed: the caller made it long enough for the
+     * copy's step, and takes it back before freeing the copy */
     d->log = NULL;
     d->nlog = d->logcap = 0;
     d->keep_log = 0;
+    if (reserve(d, o->ccap) != BPTT_OK) {
+        d->tb = NULL;
+        bptt_online_free(d);
+        return BPTT_ENOMEM;
+    }
+    memcpy(d->c, o->c, (o->k + 1) * sizeof *d->c);
+    memcpy(d->kd, o->kd, o->k + 1);
     *out = d;
     return BPTT_OK;
 }
@@ -472,11 +601,15 @@ int bptt_online_curve(const char *strategy, int64_t hidden_bytes,
     for (size_t T = 1; T <= t_max && rc == BPTT_OK && online; T++) {
         if (lookahead) {
             bptt_online *d = NULL;
-            rc = online_copy(&d, o);
+            rc = ensure_table(o, T + 1 + MSM_HORIZON);
+            if (rc == BPTT_OK)
+                rc = online_copy(&d, o);
             if (rc == BPTT_OK)
                 rc = bptt_online_next(d, 1, a, &n);
             if (rc == BPTT_OK)
                 online[T - 1] = bptt_online_cost(d);
+            if (d)
+                d->tb = NULL;
             bptt_online_free(d);
             if (rc == BPTT_OK)
                 rc = bptt_online_next(o, 0, a, &n);

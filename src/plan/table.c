@@ -233,6 +233,21 @@ static int64_t dp_cost(const bptt_table *tb, size_t len, int64_t m)
     return c >= INF ? -1 : c;
 }
 
+int64_t planner_cost_kind(const bptt_table *tb, int kind, size_t len,
+                          int64_t m)
+{
+    if (kind == KIND_H)
+        return dp_cost(tb, len, m);
+    if (kind != KIND_S || tb->kinds < 2 || len > tb->t || m < tb->lo ||
+        m > tb->max_m)
+        return -1;
+    if (m >= tb->fcol)
+        return closed_form(len, m, tb->s);
+    const int64_t c =
+        at(tb, KIND_S, planner_col_of(tb, m < tb->dpw ? m : tb->dpw), len);
+    return c >= INF ? -1 : c;
+}
+
 static int64_t dp_min_budget(size_t t, int64_t h, int64_t s, size_t k)
 {
     (void)t, (void)s, (void)k;

@@ -9,11 +9,15 @@
  *     the same whatever length the sequence turns out to have;
  *   - online hsm in slots, told the last step, equals the offline optimum
  *     (the offline planner's table) at every T <= C(S+2, 2);
+ *   - online hsm never above Revolve's online mode up to C(S+3, 3), its
+ *     counts measured by running Revolve's own source
+ *     (results/revolve-online.tsv);
  *   - msm with hidden states placed is never above hsm at equal bytes;
  *   - refusals, and every allocation failing in turn, leave nothing held.
  */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,19 +102,17 @@ START_TEST(test_hsm_optimal_r2)
 }
 END_TEST
 
-/* Without the lookahead the plan is valid, never cheaper than with it,
- * and at most the optimum of one slot fewer (h(T - 1) wasted). */
+/* Without the lookahead the plan is valid and counted as the planner
+ * says, never below the offline optimum. */
 START_TEST(test_hsm_no_lookahead)
 {
     const int64_t S = slot_cases[_i];
     const size_t tm = 400;
     int64_t *la = calloc(tm, sizeof *la), *no = calloc(tm, sizeof *no);
-    ck_assert_int_eq(bptt_online_curve("hsm", 1, 1, S, tm, 1, la, NULL),
-                     BPTT_OK);
-    ck_assert_int_eq(bptt_online_curve("hsm", 1, 1, S, tm, 0, no, NULL),
+    ck_assert_int_eq(bptt_online_curve("hsm", 1, 1, S, tm, 0, no, la),
                      BPTT_OK);
     for (size_t T = 1; T <= tm; T++)
-        ck_assert(no[T - 1] >= la[T - 1]);
+        ck_assert(no[T - 1] >= la[T - 1]); /* la: the offline optimum */
     for (size_t T = 1; T <= tm; T += 13) {
         size_t pre;
         int64_t c;
@@ -120,6 +122,69 @@ START_TEST(test_hsm_no_lookahead)
     }
     free(la);
     free(no);
+}
+END_TEST
+
+/* Revolve's measured counts, S = 2, 3, 5, 10, 20: online hsm never above
+ * them up to C(S+3, 3) (Stumm and Walther's two rules); past it (Wang,
+ * Moin and Iaccarino's rule) the file's lengths are compared and the
+ * count above is bounded as measured (doc/online.md 4). */
+START_TEST(test_hsm_vs_revolve)
+{
+    const char *dir = getenv("srcdir");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/results/revolve-online.tsv",
+             dir ? dir : ".");
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    enum { TOPT = 10000 };
+    static int64_t rev[21][TOPT + 1];
+    memset(rev, 0xff, sizeof rev);
+    char line[256];
+    size_t rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        long long S, T, ops, opt;
+        if (line[0] == '#')
+            continue;
+        ck_assert_int_eq(sscanf(line, "%lld %lld %lld %lld", &S, &T, &ops,
+                                &opt),
+                         4);
+        ck_assert(S >= 2 && S <= 20 && T >= 1 && T <= TOPT && ops >= opt);
+        rev[S][T] = ops;
+        rows++;
+    }
+    fclose(f);
+    ck_assert_uint_ge(rows, 12000);
+    int64_t *on = calloc(TOPT, sizeof *on);
+    for (size_t c = 0; c < 5; c++) {
+        const int64_t S = slot_cases[c];
+        const int64_t c3 = (S + 3) * (S + 2) * (S + 1) / 6;
+        size_t top = 0, above = 0, compared = 0;
+        for (size_t T = 1; T <= TOPT; T++)
+            if (rev[S][T] >= 0)
+                top = T;
+        ck_assert_uint_ge(top, (size_t)c3);
+        ck_assert_int_eq(bptt_online_curve("hsm", 1, 1, S, top, 1, on, NULL),
+                         BPTT_OK);
+        for (size_t T = 1; T <= top; T++) {
+            if (rev[S][T] < 0)
+                continue;
+            compared++;
+            if ((int64_t)T <= c3)
+                ck_assert_msg(on[T - 1] <= rev[S][T],
+                              "S=%lld T=%zu: %lld, Revolve %lld",
+                              (long long)S, T, (long long)on[T - 1],
+                              (long long)rev[S][T]);
+            else
+                above += on[T - 1] > rev[S][T];
+        }
+        /* past C(S+3, 3) the rules differ and either may be cheaper at a
+         * length: the count is doc/online.md 4's, not a promise */
+        fprintf(stderr, "S=%lld: online hsm above Revolve at %zu of %zu "
+                        "lengths, all past C(S+3,3) = %lld\n",
+                (long long)S, above, compared, (long long)c3);
+    }
+    free(on);
 }
 END_TEST
 
@@ -304,6 +369,7 @@ static Suite *online_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_hsm_optimal_r2, 0, 5);
     tcase_add_loop_test(tc, test_hsm_no_lookahead, 0, 5);
+    tcase_add_test(tc, test_hsm_vs_revolve);
     suite_add_tcase(su, tc);
     tc = tcase_create("mixed");
     tcase_set_timeout(tc, 120);

@@ -34,6 +34,8 @@ struct bptt_online {
     unsigned char *kd; /* their kinds: KIND_H (h stored) or KIND_S (s) */
     size_t *tc;      /* scratch configurations of the rule (ccap) */
     unsigned char *tk;
+    int64_t *top;    /* the rule's top positions (ccap) */
+    unsigned char *fixed; /* the rule's fixed checkpoints (ccap) */
     size_t k, ccap;
     bptt_table *tb;  /* msm: the offline table the costs come from */
     int keep_log;
@@ -209,12 +211,48 @@ static choice choose_hidden(bptt_online *o, size_t i)
             return none;
         return (choice){KIND_H, (long)(fit ? fit : k)};
     }
-    /* past C(S+2, 2): the choice that costs least over the next ends, in
-     * binomial costs (so msm placing hidden states places hsm's) */
+    /* past C(S+2, 2) (doc/online.md 2): the optimal configuration at the
+     * top of range r, C(S+r, S), has its checkpoints at the sums of
+     * C(m+r-1, m) from level S down ("top positions").  Store h(i) when
+     * the last gap reaches r, or when i is a top position; a checkpoint
+     * at a top position stays; the one stored replaces, landing on a top
+     * position early, the latest checkpoint, else the lowest level whose
+     * merged gap fits its cap, else the one that costs least at the next
+     * two ends. */
+    int64_t *top = o->top;
+    top[0] = 0;
+    int at_top = 0;
+    for (size_t j = 1; j < (size_t)S && j <= k; j++) {
+        const int64_t lev = S - (int64_t)j + 1;
+        top[j] = add_cap(top[j - 1], binom_cap(lev + r - 1, r - 1, INF));
+        at_top |= top[j] == (int64_t)i;
+    }
+    if (x < r && !at_top)
+        return none;
+    /* fixed[j]: c[j] sits on a top position */
+    size_t t = 1;
+    for (size_t j = 1; j <= k; j++) {
+        while (t < k && top[t] < (int64_t)c[j])
+            t++;
+        o->fixed[j] = t <= k && t < (size_t)S && top[t] == (int64_t)c[j];
+    }
+    if (at_top && x < r && !o->fixed[k])
+        return (choice){KIND_H, (long)k};
+    for (size_t j = k; j >= 1; j--) {
+        if (o->fixed[j])
+            continue;
+        const int64_t g = (int64_t)(c[j] - c[j - 1]);
+        const int64_t gn = j < k ? (int64_t)(c[j + 1] - c[j]) : x;
+        const int64_t lev = S - (int64_t)j + 1;
+        if (g + gn <= binom_cap(lev + r - 1, r - 1, INF))
+            return (choice){KIND_H, (long)j};
+    }
     choice best = none;
     int64_t bestc = INT64_MAX;
-    for (size_t j = 0; j <= k; j++) {
-        const choice ch = {j == 0 ? -1 : KIND_H, j == 0 ? -1 : (long)j};
+    for (size_t j = 1; j <= k; j++) {
+        if (o->fixed[j])
+            continue;
+        const choice ch = {KIND_H, (long)j};
         const size_t kk = apply(o, ch, i, o->tc, o->tk);
         int64_t sc = 0;
         for (size_t e = i + 2; e <= i + 3; e++)
@@ -323,7 +361,13 @@ static int reserve(bptt_online *o, size_t cap)
     unsigned char *tk = planner_realloc(o->tk, cap);
     if (tk)
         o->tk = tk;
-    if (!c || !tc || !kd || !tk)
+    int64_t *top = planner_realloc(o->top, cap * sizeof *top);
+    if (top)
+        o->top = top;
+    unsigned char *fx = planner_realloc(o->fixed, cap);
+    if (fx)
+        o->fixed = fx;
+    if (!c || !tc || !kd || !tk || !top || !fx)
         return BPTT_ENOMEM;
     o->ccap = cap;
     return BPTT_OK;
@@ -400,6 +444,8 @@ void bptt_online_free(bptt_online *o)
     planner_free(o->kd);
     planner_free(o->tc);
     planner_free(o->tk);
+    planner_free(o->top);
+    planner_free(o->fixed);
     planner_free(o->log);
     planner_free(o);
 }
@@ -565,8 +611,9 @@ static int online_copy(bptt_online **out, const bptt_online *o)
         return BPTT_ENOMEM;
     *d = *o;
     d->c = NULL;
-    d->kd = d->tk = NULL;
+    d->kd = d->tk = d->fixed = NULL;
     d->tc = NULL;
+    d->top = NULL;
     d->ccap = 0;
     /* the table is borrowed: the caller made it long enough for the
      * copy's step, and takes it back before freeing the copy */

@@ -25,6 +25,8 @@
 struct bptt_online {
     int msm;         /* costs from the msm table (else binomial) */
     int mixed;       /* internal states placed too (else hidden only) */
+    int subst;       /* hidden only, an internal state costing a hidden
+                        one: each checkpoint past h(0) is stored as s(c) */
     bptt_units u;
     int64_t h, s, m; /* units; budget */
     int64_t slots;   /* hidden slots of the whole budget: m / h */
@@ -35,6 +37,9 @@ struct bptt_online {
     size_t *tc;      /* scratch configurations of the rule (ccap) */
     unsigned char *tk;
     int64_t *top;    /* the rule's top positions (ccap) */
+    size_t *xs;      /* msm placing hidden states: internal states of the
+                        latest steps in memory the rule leaves (rising) */
+    size_t nx, xcap;
     unsigned char *fixed; /* the rule's fixed checkpoints (ccap) */
     size_t k, ccap;
     bptt_table *tb;  /* msm: the offline table the costs come from */
@@ -266,8 +271,14 @@ static choice choose_hidden(bptt_online *o, size_t i)
 }
 
 /* msm: the cheapest over the next ends of storing nothing, h(i) or s(i),
- * each in a free place or in place of one checkpoint (doc/online.md 3). */
-#define MSM_HORIZON 4
+ * each in a free place or in place of one checkpoint (doc/online.md 3):
+ * the next 4 ends where an internal state costs a hidden one, else the
+ * next 8 (the horizons that measured best, doc/online.md 3) */
+#define MSM_HORIZON_MAX 8
+static size_t msm_horizon(const bptt_online *o)
+{
+    return o->s == o->h ? 4 : MSM_HORIZON_MAX;
+}
 /* internal states are placed from this many beside h(0) (doc/online.md 3) */
 #define ONLINE_MIXED_FROM 8
 static choice choose_mixed(bptt_online *o, size_t i, int last)
@@ -276,7 +287,7 @@ static choice choose_mixed(bptt_online *o, size_t i, int last)
     int64_t bestc = 0;
     /* the ends this choice serves: i + 1 alone when it is the last */
     const size_t e0 = last ? i + 1 : i + 2,
-                 e1 = last ? i + 1 : i + 1 + MSM_HORIZON;
+                 e1 = last ? i + 1 : i + 1 + msm_horizon(o);
     for (size_t e = e0; e <= e1; e++)
         bestc = add_cap(bestc, end_cost(o, o->c, o->kd, o->k, e));
     if (i == 0)
@@ -413,6 +424,7 @@ static int online_open(bptt_online **out, const char *strategy,
      * hsm's rule, so it never costs more than hsm */
     o->msm = msm && m >= o->h + o->s;
     o->mixed = o->msm && (m - o->h) / o->s >= ONLINE_MIXED_FROM;
+    o->subst = o->msm && !o->mixed && o->s == o->h;
     o->keep_log = keep_log;
     int rc = reserve(o, 16);
     if (rc == BPTT_OK)
@@ -446,6 +458,7 @@ void bptt_online_free(bptt_online *o)
     planner_free(o->tk);
     planner_free(o->top);
     planner_free(o->fixed);
+    planner_free(o->xs);
     planner_free(o->log);
     planner_free(o);
 }
@@ -458,9 +471,20 @@ int bptt_online_next(bptt_online *o, int last, bptt_action *acts, size_t *n)
     const size_t i = o->i;
     if (i >= (size_t)UINT32_MAX - 2)
         return BPTT_ETOOBIG;
-    int rc = reserve(o, o->k + 2 > o->ccap ? 2 * o->ccap : o->ccap);
+    int rc = reserve(o, o->k + o->nx + 3 > o->ccap ? 2 * (o->k + o->nx + 3)
+                                                   : o->ccap);
+    if (rc == BPTT_OK && o->nx + 1 > o->xcap) {
+        const size_t cap = o->xcap ? 2 * o->xcap : 16;
+        size_t *v = planner_realloc(o->xs, cap * sizeof *v);
+        if (!v)
+            rc = BPTT_ENOMEM;
+        else {
+            o->xs = v;
+            o->xcap = cap;
+        }
+    }
     if (rc == BPTT_OK)
-        rc = ensure_table(o, i + 2 + MSM_HORIZON);
+        rc = ensure_table(o, i + 2 + MSM_HORIZON_MAX);
     if (rc != BPTT_OK)
         return rc;
     choice ch = {-1, -1};
@@ -472,15 +496,41 @@ int bptt_online_next(bptt_online *o, int last, bptt_action *acts, size_t *n)
         ch.kind = -1; /* h(i) cannot serve a sequence ending at i + 1 */
     bptt_action a[BPTT_ONLINE_ACTIONS_MAX];
     size_t na = 0;
+    /* (subst: only at the last step, which the rule stores nothing for) */
+    const int extras = o->msm && !o->mixed && (!o->subst || last);
+    int64_t held = bptt_online_held(o);
+    /* a hidden state stored in a free slot takes the oldest extras' room */
+    if (ch.kind == KIND_H && ch.evict < 0)
+        while (o->nx > 0 && held + o->h > o->m) {
+            a[na++] = (bptt_action){BPTT_FREE_INTERNAL, (uint32_t)o->xs[0]};
+            memmove(o->xs, o->xs + 1, --o->nx * sizeof *o->xs);
+            held -= o->s;
+        }
+    if (ch.kind >= 0 && ch.evict < 0)
+        held += units_of(o, ch.kind);
     if (ch.kind >= 0 && ch.evict >= 0)
-        a[na++] = (bptt_action){o->kd[ch.evict] == KIND_S
+        a[na++] = (bptt_action){o->kd[ch.evict] == KIND_S ||
+                                        (o->subst && ch.evict > 0)
                                     ? BPTT_FREE_INTERNAL
                                     : BPTT_FREE_HIDDEN,
                                 (uint32_t)o->c[ch.evict]};
     if (ch.kind >= 0)
-        a[na++] = (bptt_action){ch.kind == KIND_S ? BPTT_SAVE_INTERNAL
-                                                  : BPTT_SAVE_HIDDEN,
+        a[na++] = (bptt_action){ch.kind == KIND_S || o->subst
+                                    ? BPTT_SAVE_INTERNAL
+                                    : BPTT_SAVE_HIDDEN,
                                 (uint32_t)i};
+    /* extras: s(i) in what is left, the oldest giving way */
+    if (extras && i >= 1) {
+        if (held + o->s > o->m && o->nx > 0 && held - o->s + o->s <= o->m) {
+            a[na++] = (bptt_action){BPTT_FREE_INTERNAL, (uint32_t)o->xs[0]};
+            memmove(o->xs, o->xs + 1, --o->nx * sizeof *o->xs);
+            held -= o->s;
+        }
+        if (held + o->s <= o->m) {
+            a[na++] = (bptt_action){BPTT_SAVE_INTERNAL, (uint32_t)i};
+            o->xs[o->nx++] = i;
+        }
+    }
     a[na++] = (bptt_action){BPTT_ADVANCE, (uint32_t)(i + 1)};
     if ((rc = log_push(o, a, na)) != BPTT_OK)
         return rc;
@@ -497,11 +547,53 @@ int bptt_online_next(bptt_online *o, int last, bptt_action *acts, size_t *n)
     return BPTT_OK;
 }
 
+/* The states the planner holds, as checkpoints: the rule's, each past
+ * h(0) an internal state where it stores them so (subst), and with_x:
+ * the extra internal states among them (an extra at a hidden
+ * checkpoint's step replaces it: s(j) holds h(j)); into tc/tk (room for
+ * k + 1 + nx); returns the new k. */
+static size_t physical(const bptt_online *o, int with_x, size_t *tc,
+                       unsigned char *tk)
+{
+    const size_t nx = with_x ? o->nx : 0;
+    size_t a = 0, b = 0, n = 0;
+    while (a <= o->k || b < nx) {
+        if (b == nx || (a <= o->k && o->c[a] < o->xs[b])) {
+            tc[n] = o->c[a];
+            tk[n++] = o->subst && a > 0 ? KIND_S : o->kd[a];
+            a++;
+        } else {
+            if (a <= o->k && o->c[a] == o->xs[b])
+                a++;
+            tc[n] = o->xs[b++];
+            tk[n++] = KIND_S;
+        }
+    }
+    return n - 1;
+}
+
+/* Whether the reversal keeps the extras (else it frees them first), and
+ * the cost it then has: the cheaper of the two. */
+static int64_t reversal_cost(bptt_online *o, size_t T, int *keep)
+{
+    size_t kk = physical(o, 0, o->tc, o->tk);
+    const int64_t plain = end_cost(o, o->tc, o->tk, kk, T);
+    *keep = 0;
+    if (o->nx == 0)
+        return plain;
+    kk = physical(o, 1, o->tc, o->tk);
+    const int64_t with = end_cost(o, o->tc, o->tk, kk, T);
+    *keep = with < plain;
+    return with < plain ? with : plain;
+}
+
 int64_t bptt_online_cost(const bptt_online *o)
 {
     if (!o || o->i < 1)
         return -1;
-    const int64_t c = end_cost(o, o->c, o->kd, o->k, o->i);
+    int keep;
+    /* the scratch arrays are the only thing written */
+    const int64_t c = reversal_cost((bptt_online *)o, o->i, &keep);
     return c >= INF ? -1 : c;
 }
 
@@ -512,7 +604,7 @@ size_t bptt_online_steps(const bptt_online *o)
 
 int64_t bptt_online_held(const bptt_online *o)
 {
-    return o ? held_units(o, o->kd, o->k) : -1;
+    return o ? held_units(o, o->kd, o->k) + (int64_t)o->nx * o->s : -1;
 }
 
 int bptt_online_units(const bptt_online *o, bptt_units *u, int64_t *budget)
@@ -526,24 +618,20 @@ int bptt_online_units(const bptt_online *o, bptt_units *u, int64_t *budget)
 
 /* ---- the reversal ------------------------------------------------------------ */
 
-int bptt_online_finish(bptt_online *o, bptt_plan **out, size_t *prefix)
+/* Append the reversal from checkpoints c[0..k] of kinds kd (the units
+ * they hold taken as stored) for a sequence of T steps. */
+static int emit_reversal(const bptt_online *o, const size_t *c,
+                         const unsigned char *kd, size_t k, size_t T,
+                         bptt_plan *p)
 {
-    if (out)
-        *out = NULL;
-    if (!o || !out || o->i < 1 || o->state == 2 || !o->keep_log)
-        return BPTT_EINVAL;
-    const size_t T = o->i, k = o->k;
-    bptt_plan *p = NULL;
     bptt_table *slots = NULL; /* hsm: a table in hidden slots */
-    int rc = bptt_plan_alloc(&p, T, o->h, o->s, o->m);
-    if (rc != BPTT_OK)
-        return rc;
+    int rc = BPTT_OK;
     if (!o->msm) {
         size_t maxlen = 0;
         for (size_t j = 0; j <= k; j++) {
-            const size_t next = j < k ? o->c[j + 1] : T - 1;
-            if (next - o->c[j] > maxlen)
-                maxlen = next - o->c[j];
+            const size_t next = j < k ? c[j + 1] : T - 1;
+            if (next - c[j] > maxlen)
+                maxlen = next - c[j];
         }
         const int64_t cap = o->slots < (int64_t)maxlen + 1
                                 ? o->slots
@@ -552,45 +640,73 @@ int bptt_online_finish(bptt_online *o, bptt_plan **out, size_t *prefix)
             rc = bptt_table_alloc(&slots, bptt_strategy_find("hsm"), maxlen,
                                   1, 1, cap, NULL);
     }
-    for (size_t n = 0; n < o->nlog && rc == BPTT_OK; n++)
-        rc = bptt_plan_push(p, (int)o->log[n].op, o->log[n].step);
-    if (rc == BPTT_OK)
-        rc = bptt_plan_push(p, BPTT_BACKWARD, T);
-    int64_t held = held_units(o, o->kd, k);
+    int64_t held = held_units(o, kd, k);
     for (size_t j = k + 1; j-- > 0 && rc == BPTT_OK;) {
-        const size_t next = j < k ? o->c[j + 1] : T;
-        const int nin = j < k ? o->kd[j + 1] == KIND_S : 1;
-        const size_t len = next - o->c[j] - (size_t)nin;
-        held -= units_of(o, o->kd[j]);
+        const size_t next = j < k ? c[j + 1] : T;
+        const int nin = j < k ? kd[j + 1] == KIND_S : 1;
+        const size_t len = next - c[j] - (size_t)nin;
+        held -= units_of(o, kd[j]);
         const int64_t free = o->m - held;
         if (!o->msm) {
-            int64_t b = free / o->h;
-            if (len == 0)
-                rc = bptt_plan_push(p, BPTT_FREE_HIDDEN, o->c[j]);
-            else
-                rc = planner_dp_emit_at(
-                    slots, KIND_H, o->c[j], len,
-                    b < bptt_table_max_budget(slots)
-                        ? b
-                        : bptt_table_max_budget(slots),
-                    0, p);
+            const int64_t b = free / o->h, top = bptt_table_max_budget(slots);
+            rc = len == 0 ? bptt_plan_push(p, BPTT_FREE_HIDDEN, c[j])
+                          : planner_dp_emit_at(slots, KIND_H, c[j], len,
+                                               b < top ? b : top, 0, p);
             continue;
         }
-        if (o->kd[j] == KIND_H) {
-            rc = len == 0 ? bptt_plan_push(p, BPTT_FREE_HIDDEN, o->c[j])
-                          : planner_dp_emit_at(o->tb, KIND_H, o->c[j], len,
+        if (kd[j] == KIND_H) {
+            rc = len == 0 ? bptt_plan_push(p, BPTT_FREE_HIDDEN, c[j])
+                          : planner_dp_emit_at(o->tb, KIND_H, c[j], len,
                                                free, 0, p);
             continue;
         }
         if (len > 0)
-            rc = planner_dp_emit_at(o->tb, KIND_S, o->c[j], len,
-                                    free - o->s, 0, p);
+            rc = planner_dp_emit_at(o->tb, KIND_S, c[j], len, free - o->s,
+                                    0, p);
         if (rc == BPTT_OK)
-            rc = bptt_plan_push(p, BPTT_BACKWARD, o->c[j]);
+            rc = bptt_plan_push(p, BPTT_BACKWARD, c[j]);
         if (rc == BPTT_OK)
-            rc = bptt_plan_push(p, BPTT_FREE_INTERNAL, o->c[j]);
+            rc = bptt_plan_push(p, BPTT_FREE_INTERNAL, c[j]);
     }
     bptt_table_free(slots);
+    return rc;
+}
+
+int bptt_online_finish(bptt_online *o, bptt_plan **out, size_t *prefix)
+{
+    if (out)
+        *out = NULL;
+    if (!o || !out || o->i < 1 || o->state == 2 || !o->keep_log)
+        return BPTT_EINVAL;
+    const size_t T = o->i;
+    bptt_plan *p = NULL;
+    int rc = bptt_plan_alloc(&p, T, o->h, o->s, o->m);
+    for (size_t n = 0; n < o->nlog && rc == BPTT_OK; n++)
+        rc = bptt_plan_push(p, (int)o->log[n].op, o->log[n].step);
+    if (rc == BPTT_OK)
+        rc = bptt_plan_push(p, BPTT_BACKWARD, T);
+    int keep = 0;
+    if (rc == BPTT_OK && reversal_cost(o, T, &keep) >= INF)
+        rc = BPTT_ETOOBIG; /* not reached: a plan of its budget exists */
+    if (keep) {
+        /* s(j) holds h(j): a hidden state under an extra goes first */
+        for (size_t a = 0, b = 0; a <= o->k && b < o->nx && rc == BPTT_OK;)
+            if (o->c[a] < o->xs[b])
+                a++;
+            else if (o->c[a] > o->xs[b])
+                b++;
+            else
+                rc = bptt_plan_push(p, BPTT_FREE_HIDDEN, o->c[a++]);
+        const size_t kk = physical(o, 1, o->tc, o->tk);
+        if (rc == BPTT_OK)
+            rc = emit_reversal(o, o->tc, o->tk, kk, T, p);
+    } else {
+        for (size_t b = 0; b < o->nx && rc == BPTT_OK; b++)
+            rc = bptt_plan_push(p, BPTT_FREE_INTERNAL, o->xs[b]);
+        const size_t kk = physical(o, 0, o->tc, o->tk);
+        if (rc == BPTT_OK)
+            rc = emit_reversal(o, o->tc, o->tk, kk, T, p);
+    }
     if (rc != BPTT_OK) {
         bptt_plan_free(p);
         return rc;
@@ -614,6 +730,8 @@ static int online_copy(bptt_online **out, const bptt_online *o)
     d->kd = d->tk = d->fixed = NULL;
     d->tc = NULL;
     d->top = NULL;
+    d->xs = NULL;
+    d->xcap = 0;
     d->ccap = 0;
     /* the table is borrowed: the caller made it long enough for the
      * copy's step, and takes it back before freeing the copy */
@@ -627,6 +745,16 @@ static int online_copy(bptt_online **out, const bptt_online *o)
     }
     memcpy(d->c, o->c, (o->k + 1) * sizeof *d->c);
     memcpy(d->kd, o->kd, o->k + 1);
+    if (o->nx) {
+        d->xs = planner_malloc(o->xcap * sizeof *d->xs);
+        if (!d->xs) {
+            d->tb = NULL;
+            bptt_online_free(d);
+            return BPTT_ENOMEM;
+        }
+        memcpy(d->xs, o->xs, o->nx * sizeof *d->xs);
+        d->xcap = o->xcap;
+    }
     *out = d;
     return BPTT_OK;
 }
@@ -648,7 +776,7 @@ int bptt_online_curve(const char *strategy, int64_t hidden_bytes,
     for (size_t T = 1; T <= t_max && rc == BPTT_OK && online; T++) {
         if (lookahead) {
             bptt_online *d = NULL;
-            rc = ensure_table(o, T + 1 + MSM_HORIZON);
+            rc = ensure_table(o, T + 1 + MSM_HORIZON_MAX);
             if (rc == BPTT_OK)
                 rc = online_copy(&d, o);
             if (rc == BPTT_OK)

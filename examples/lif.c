@@ -86,6 +86,8 @@ typedef struct {
     int smooth;        /* spike = f instead of H */
     int break_recompute, break_backward;
     unsigned runs[T + 1];    /* forward ops per step (--break-recompute) */
+    long first_spikes;       /* spikes of the first forward op of each
+                                step so far (an episode's end rule) */
     double dcur[N];          /* scratch of the backward op */
     long spikes;             /* spikes seen by the backward ops */
 } lif;
@@ -151,6 +153,8 @@ static int lif_forward(void *ctx, size_t i, const void *h_in, void *s_out,
         s[2 * N + n] = cur;
         h[n] = v;
         h[N + n] = cur;
+        if (m->runs[i] == 1 && v >= THETA)
+            m->first_spikes++; /* read by the episode's end rule only */
     }
     return 0;
 }
@@ -228,28 +232,35 @@ static void start(lif *m)
     memset(m->runs, 0, sizeof m->runs);
     m->loss = 0;
     m->spikes = 0;
+    m->first_spikes = 0;
 }
 
 /* full BPTT written out: every internal state kept, then t, ..., 1,
  * from h0 (2 N doubles; NULL: zero); h(T) into h_last and dL/dh(0) into
  * dh0 (each 2 N doubles, or NULL) */
-static int backprop_direct_from(lif *m, const double *h0, double *h_last,
-                                double *dh0)
+static int backprop_direct_len(lif *m, size_t L, const double *h0,
+                               double *h_last, double *dh0)
 {
     static double s[T + 1][3 * N];
     double h[2][2 * N] = {{0}}, dh[2 * N] = {0};
     if (h0)
         memcpy(h[0], h0, sizeof h[0]);
     start(m);
-    for (size_t i = 1; i <= T; i++)
+    for (size_t i = 1; i <= L; i++)
         lif_forward(m, i, h[(i - 1) % 2], s[i], h[i % 2]);
-    for (size_t i = T; i >= 1; i--)
+    for (size_t i = L; i >= 1; i--)
         lif_backward(m, i, s[i], dh);
     if (h_last)
-        memcpy(h_last, h[T % 2], sizeof h[0]);
+        memcpy(h_last, h[L % 2], sizeof h[0]);
     if (dh0)
         memcpy(dh0, dh, sizeof dh);
     return 0;
+}
+
+static int backprop_direct_from(lif *m, const double *h0, double *h_last,
+                                double *dh0)
+{
+    return backprop_direct_len(m, T, h0, h_last, dh0);
 }
 
 static int backprop_direct(lif *m, double *h_last, double *dh0)
@@ -437,6 +448,90 @@ static int check_stream(lif *m)
     return rc;
 }
 
+/* An episode whose end the state decides: it runs until the network has
+ * spiked `limit` times (counted as the first forward op of each step
+ * makes v(i)), or T steps.  Its length is known only once it has ended,
+ * so the executor asks before each step (bptt_steps_run_online), an
+ * online planner (online.h) says what to store as it goes, and the run
+ * must equal the plain loops over the same steps bit for bit: loss,
+ * gradients, h(L), dL/dh(0), under hsm and msm at several budgets, its
+ * checkpoint peak within the budget. */
+typedef struct {
+    lif *m;
+    long limit;
+} episode;
+
+static int episode_more(void *ctx, size_t i, int *last)
+{
+    const episode *e = ctx;
+    if (i >= T || (i > 0 && e->m->first_spikes >= e->limit))
+        return 0; /* the rule: read from the state the steps made */
+    *last = i + 1 == T;
+    return 1;
+}
+
+static int check_online(lif *m, long *episodes, size_t *shortest)
+{
+    const long limits[] = {1, 8, 40, 100000};
+    const char *strategies[] = {"hsm", "msm"};
+    double h_last[2 * N], dh0[2 * N], want_h[2 * N], want_dh0[2 * N];
+    double want_g[NP], want_loss;
+    bptt_steps ops = lif_steps(m, h_last, dh0);
+    const int64_t hb = (int64_t)ops.hidden_bytes;
+    const int64_t sb = (int64_t)ops.internal_bytes;
+    const int64_t budgets[] = {hb, 2 * hb, 3 * hb + sb, 6 * sb};
+    for (size_t l = 0; l < sizeof limits / sizeof *limits; l++) {
+        /* the plain loops, the episode's length found by its first pass */
+        episode e = {m, limits[l]};
+        size_t L = 0;
+        {
+            double h[2][2 * N] = {{0}}, s[3 * N];
+            start(m);
+            int last = 0;
+            while (!last && episode_more(&e, L, &last) == 1) {
+                lif_forward(m, L + 1, h[L % 2], s, h[(L + 1) % 2]);
+                L++;
+            }
+        }
+        backprop_direct_len(m, L, NULL, want_h, want_dh0);
+        memcpy(want_g, m->g, sizeof want_g);
+        want_loss = m->loss;
+        if (L < *shortest)
+            *shortest = L;
+        for (size_t a = 0; a < 2; a++)
+            for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++) {
+                bptt_online *o = NULL;
+                if (bptt_online_new(&o, strategies[a], hb, sb, budgets[b],
+                                    NULL) != BPTT_OK)
+                    return fail("online: no planner");
+                bptt_steps_stats st;
+                bptt_plan *plan = NULL;
+                start(m);
+                const int rc = bptt_steps_run_online(o, &ops, NULL,
+                                                     episode_more, &e, &st,
+                                                     &plan, NULL, 0);
+                bptt_online_free(o);
+                const size_t got = plan ? plan->length : 0;
+                bptt_plan_free(plan);
+                if (rc != BPTT_OK)
+                    return fail("online: an episode's run failed");
+                if (got != L)
+                    return fail("online: the episode's length differs from "
+                                "the plain loops'");
+                if ((int64_t)st.checkpoint_peak_bytes > budgets[b])
+                    return fail("online: checkpoint peak past the budget");
+                if (memcmp(m->g, want_g, sizeof want_g) != 0 ||
+                    memcmp(&m->loss, &want_loss, sizeof want_loss) != 0 ||
+                    memcmp(h_last, want_h, sizeof want_h) != 0 ||
+                    memcmp(dh0, want_dh0, sizeof want_dh0) != 0)
+                    return fail("online: gradients differ from full BPTT's "
+                                "over the same episode");
+                ++*episodes;
+            }
+    }
+    return 0;
+}
+
 /* Central differences in double, on the parameters [from, to), with step
  * h = 1e-6.  The error has two parts: truncation, of order h^2 |L'''|, and
  * rounding, of order 1e-16 |L| / h.  The surrogate's slope is steep (K)
@@ -518,12 +613,15 @@ int main(int argc, char **argv)
            " hidden state %zu bytes, internal state %zu (alpha 1.5)\n",
            N, X, Y, T, NP, 2 * N * sizeof(double), 3 * N * sizeof(double));
     int rc = 0;
-    long runs = 0;
+    long runs = 0, episodes = 0;
+    size_t shortest = T;
     for (m.smooth = 0; m.smooth <= 1 && rc == 0; m.smooth++) {
         double err;
         rc = check_plans(&m, mem, sw, m.smooth ? "smooth" : "spiking");
         if (rc == 0)
             rc = check_stream(&m);
+        if (rc == 0)
+            rc = check_online(&m, &episodes, &shortest);
         if (rc == 0 && m.smooth)
             rc = check_fd(&m, 0, NP, &err);
         else if (rc == 0)
@@ -556,7 +654,9 @@ int main(int argc, char **argv)
     if (rc == 0)
         printf("lif: ok: %ld runs, gradients bit-identical to full BPTT's, "
                "checkpoint peaks as planned; a stream of 3 chunks with its "
-               "state carried the same\n", runs);
+               "state carried the same; %ld episodes ended by a spike count "
+               "(shortest %zu steps), planned online, the same\n", runs,
+               episodes, shortest);
     free(sw);
     bptt_mem_free(mem);
     return rc;

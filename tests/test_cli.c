@@ -165,6 +165,7 @@ static void make_scratch(char *dir, size_t cap)
     write_file(dir, "text.txt", "the quick brown fox jumps over the lazy "
                                 "dog, again and again and again.\n");
     /* sweep config files */
+    write_file(dir, "blank.txt", "\n\n\n");
     write_file(dir, "empty.conf", "");
     write_file(dir, "comment.conf", "# nothing set here\n\n   # nor here\n");
     write_file(dir, "badkey.conf", "lenght = 10\n");
@@ -554,6 +555,24 @@ static const bad_case bad_cases[] = {
     RUN(2, "unknown format ''", R("--format", "")),
     RUN(2, "unknown format", R("--format", "yaml")),
     RUN(2, "unknown format", R("--format", "jsonl")),
+    /* --online, --separator */
+    RUN(2, "--separator needs --online", R("--separator", ",")),
+    RUN(2, "give --task text:FILE", R("--online")),
+    RUN(2, "is not one byte", R("--online", "--task", "text:text.txt",
+                                "--separator", "ab")),
+    RUN(2, "is not one byte", R("--online", "--task", "text:text.txt",
+                                "--separator", "")),
+    RUN(2, "is not one byte", R("--online", "--task", "text:text.txt",
+                                "--separator", "0x1g")),
+    RUN(2, "--batch must be 1", R("--online", "--task", "text:text.txt")),
+    RUN(2, "hsm or msm online", "--online", "--task", "text:text.txt",
+        "--strategy", "chen"),
+    RUN(2, "is not kept with --online", "--online", "--task",
+        "text:text.txt", "--memory-trace", "m.csv"),
+    RUN(2, "does not occur in", "--online", "--task", "text:text.txt",
+        "--separator", "#"),
+    RUN(2, "has no non-empty line", "--online", "--task", "text:blank.txt"),
+    RUN(2, "No such file", "--online", "--task", "text:nothere.txt"),
     /* --dump-grads */
     RUN(2, "needs a value", R("--dump-grads")),
     RUN(2, "empty directory name", R("--dump-grads", "")),
@@ -1626,6 +1645,90 @@ START_TEST(test_run_deterministic_dump)
 }
 END_TEST
 
+/* --online: lines of a text as sequences of unknown length; hsm and msm
+ * planned online give, iteration after iteration, full BPTT's losses and
+ * the same gradient dump, byte for byte, each iteration's measured peak
+ * within the budget, and hsm at 2 slots recomputes (so the comparison is
+ * not of identical work). */
+static void online_rows(const char *out, int64_t budget, int *recomputed,
+                        int *rows, double *losses)
+{
+    *rows = 0;
+    for (const char *p = strstr(out, "\nonline "); p;
+         p = strstr(p + 1, "\nonline ")) {
+        long long it, steps, fwd, pfwd, peak;
+        double loss;
+        if (sscanf(p + 1, "online %lld %lld %lld %lld %lld %lf", &it, &steps,
+                   &fwd, &pfwd, &peak, &loss) != 6)
+            continue;
+        ck_assert_int_eq(fwd, pfwd);
+        ck_assert_int_le(peak, budget);
+        ck_assert_int_ge(fwd, steps);
+        if (fwd > steps)
+            *recomputed = 1;
+        losses[(*rows)++] = loss;
+    }
+}
+
+START_TEST(test_run_online_matches_full)
+{
+    char dir[256];
+    make_scratch(dir, sizeof dir);
+    write_file(dir, "lines.txt", "the cat sat on the mat\nhello world\n\n"
+                                 "online planning of sequences\nab\n"
+                                 "a longer line of this little text, with "
+                                 "more words in it\nlast line, no end");
+    char text[512], d[3][300];
+    snprintf(text, sizeof text, "text:%s/lines.txt", dir);
+    const char *strat[] = {"full", "hsm", "msm"};
+    const char *mem[] = {"100%", "2slots", "30%"};
+    double losses[3][16];
+    int rows[3];
+    for (int k = 0; k < 3; k++) {
+        snprintf(d[k], sizeof d[k], "%s/g%d", dir, k);
+        const char *args[] = {"run", "--online", "--task", text, "--cell",
+                              "lstm", "--hidden", "6", "--iters", "7",
+                              "--threads", "1", "--strategy", strat[k],
+                              "--memory", mem[k], "--dump-grads", d[k],
+                              NULL};
+        result r;
+        run(&r, args);
+        ck_assert_msg(r.status == 0, "%s: %s", strat[k], r.err);
+        const char *b = strstr(r.out, "memory_budget_bytes");
+        ck_assert_ptr_nonnull(b);
+        const int64_t budget = strtoll(b + 19, NULL, 10);
+        int recomputed = 0;
+        online_rows(r.out, budget, &recomputed, &rows[k], losses[k]);
+        ck_assert_int_eq(rows[k], 7);
+        if (k == 1)
+            ck_assert_msg(recomputed, "hsm at 2 slots recomputed nothing");
+        ck_assert_int_eq(memcmp(losses[k], losses[0], sizeof losses[0]), 0);
+    }
+    static char a[1 << 16], b[1 << 16];
+    const char *files[] = {"grad_W0.npy", "grad_b0.npy", "grad_Wo.npy",
+                           "grad_bo.npy", "param_W0.npy", "inputs.npy",
+                           "targets.npy"};
+    char path[600];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        for (int k = 1; k < 3; k++) {
+            snprintf(path, sizeof path, "%s/%s", d[0], files[i]);
+            const long na = slurp(path, a, sizeof a);
+            snprintf(path, sizeof path, "%s/%s", d[k], files[i]);
+            const long nb = slurp(path, b, sizeof b);
+            ck_assert_msg(na > 128 && na == nb &&
+                              memcmp(a, b, (size_t)na) == 0,
+                          "%s differs between full and %s", files[i],
+                          strat[k]);
+        }
+    /* the last iteration's sequence: the 7th of 6 non-empty lines,
+     * cyclically the first, "the cat sat on the mat", 22 steps */
+    snprintf(path, sizeof path, "%s/index.txt", d[1]);
+    ck_assert_int_gt(slurp(path, a, sizeof a), 0);
+    ck_assert_ptr_nonnull(strstr(a, "targets.npy targets (22, 1) int32"));
+    remove_scratch(dir);
+}
+END_TEST
+
 /* ---- hostile values in the outputs: escaped, quoted, never cut ---------- */
 
 /* Runs argv (argv[0] found on PATH) with stdout and stderr to the file
@@ -2645,6 +2748,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_run_json);
     tcase_add_test(tc, test_blas_core_choice);
     tcase_add_test(tc, test_run_deterministic_dump);
+    tcase_add_test(tc, test_run_online_matches_full);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     tc = tcase_create("hostile values and shapes");

@@ -40,6 +40,7 @@
  * m budget in units.
  */
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@
 
 #include "bptt.h"
 #include "mem.h"
+#include "online.h"
 #include "steps.h"
 
 #define Q 16 /* bytes per unit: room for a state's 12-byte name */
@@ -949,6 +951,318 @@ START_TEST(test_enomem)
 }
 END_TEST
 
+/* ---- online: a real model, sequences of unknown length ------------------- */
+
+/* h(i) = tanh(W h(i-1) + u x(i) + b), width N, loss sum_i w . h(i); s(i)
+ * holds h(i-1) (and padding up to the internal size), so the backward op
+ * and hidden_from_internal recompute the step from it.  Gradients of W,
+ * u, b and w accumulate in the context, in the order the backward ops
+ * come.  perturb: recomputations write h(i) a little off (the comparison
+ * must catch it). */
+#define N 2
+typedef struct {
+    double W[N * N], u[N], b[N], w[N];
+    double gW[N * N], gu[N], gb[N], gw[N];
+    int perturb;
+    unsigned char seen[4096]; /* step already run forward */
+} tiny;
+
+static double tiny_x(size_t i)
+{
+    return 0.25 * (double)((i * 7 + 3) % 11) - 1.0;
+}
+
+static void tiny_step(const tiny *m, size_t i, const double *hp, double *h)
+{
+    for (int r = 0; r < N; r++) {
+        double a = m->b[r] + m->u[r] * tiny_x(i);
+        for (int c = 0; c < N; c++)
+            a += m->W[r * N + c] * hp[c];
+        h[r] = tanh(a);
+    }
+}
+
+static int tiny_forward(void *ctx, size_t i, const void *h_in, void *s_out,
+                        void *h_out)
+{
+    tiny *m = ctx;
+    memcpy(s_out, h_in, N * sizeof(double));
+    tiny_step(m, i, h_in, h_out);
+    if (m->perturb && i < sizeof m->seen && m->seen[i])
+        ((double *)h_out)[0] += 1e-9;
+    if (i < sizeof m->seen)
+        m->seen[i] = 1;
+    return 0;
+}
+
+static int tiny_from_internal(void *ctx, size_t i, const void *s, void *h)
+{
+    tiny_step(ctx, i, s, h);
+    return 0;
+}
+
+static int tiny_backward(void *ctx, size_t i, const void *s, void *dh)
+{
+    tiny *m = ctx;
+    const double *hp = s;
+    double h[N], d[N], *g = dh;
+    tiny_step(m, i, hp, h);
+    for (int r = 0; r < N; r++) {
+        g[r] += m->w[r];
+        m->gw[r] += h[r];
+        d[r] = g[r] * (1 - h[r] * h[r]);
+        m->gb[r] += d[r];
+        m->gu[r] += d[r] * tiny_x(i);
+        for (int c = 0; c < N; c++)
+            m->gW[r * N + c] += d[r] * hp[c];
+    }
+    for (int c = 0; c < N; c++) {
+        double a = 0;
+        for (int r = 0; r < N; r++)
+            a += m->W[r * N + c] * d[r];
+        g[c] = a;
+    }
+    return 0;
+}
+
+static void tiny_init(tiny *m)
+{
+    memset(m, 0, sizeof *m);
+    const double W[N * N] = {0.5, -0.7, 0.3, 0.9};
+    memcpy(m->W, W, sizeof W);
+    m->u[0] = 0.4, m->u[1] = -0.6;
+    m->b[0] = 0.1, m->b[1] = -0.05;
+    m->w[0] = 0.8, m->w[1] = -1.1;
+}
+
+static const double TINY_H0[N] = {0.3, -0.2};
+
+static bptt_steps tiny_ops(tiny *m, size_t sb, double *h_last, double *dh0)
+{
+    return (bptt_steps){.name = "tiny", .hidden_bytes = N * sizeof(double),
+                        .internal_bytes = sb, .h0 = TINY_H0,
+                        .forward = tiny_forward, .backward = tiny_backward,
+                        .hidden_from_internal = tiny_from_internal,
+                        .ctx = m, .h_last = h_last, .dh0 = dh0};
+}
+
+/* more: the sequence has T steps; lookahead: step T is announced last;
+ * fail_at: a failure status at that step (0: none) */
+typedef struct {
+    size_t T;
+    int lookahead;
+    size_t fail_at;
+    size_t asked;
+} seq;
+
+static int seq_more(void *ctx, size_t i, int *last)
+{
+    seq *q = ctx;
+    q->asked++;
+    if (q->fail_at && i + 1 == q->fail_at)
+        return 300;
+    if (i >= q->T)
+        return 0;
+    *last = q->lookahead && i + 1 == q->T;
+    return 1;
+}
+
+/* One online run against full BPTT on the same length: gradients, h(T)
+ * and dL/dh(0) bit for bit, peak within budget and the plan's, and the
+ * actions run those of the finished plan.  Returns whether the gradients
+ * were equal (the rest is asserted). */
+static int check_online(const char *strategy, size_t sb, int64_t budget,
+                        size_t T, int lookahead, int perturb)
+{
+    const size_t hb = N * sizeof(double);
+    tiny ref, on;
+    tiny_init(&ref);
+    tiny_init(&on);
+    on.perturb = perturb;
+    double hl_ref[N], dh0_ref[N], hl_on[N], dh0_on[N];
+    bptt_steps ops = tiny_ops(&ref, sb, hl_ref, dh0_ref);
+    bptt_plan *full = NULL;
+    bptt_plan_stats ps;
+    ck_assert_int_eq(bptt_plan_make("full", T, (int64_t)hb, (int64_t)sb,
+                                    INT64_MAX / 4, NULL, &full, &ps, NULL),
+                     BPTT_OK);
+    bptt_steps_stats st;
+    ck_assert_int_eq(bptt_steps_run(full, &ops, NULL, &st, NULL), BPTT_OK);
+    bptt_plan_free(full);
+
+    bptt_online *o = NULL;
+    ck_assert_int_eq(bptt_online_new(&o, strategy, (int64_t)hb, (int64_t)sb,
+                                     budget, NULL),
+                     BPTT_OK);
+    bptt_mem *mem = bptt_mem_alloc();
+    const size_t cap = 1 << 17;
+    bptt_exec_point *pts = calloc(cap, sizeof *pts);
+    ck_assert_ptr_nonnull(pts);
+    seq q = {T, lookahead, 0, 0};
+    bptt_plan *plan = NULL;
+    ops = tiny_ops(&on, sb, hl_on, dh0_on);
+    const int rc = bptt_steps_run_online(o, &ops, mem, seq_more, &q, &st,
+                                         &plan, pts, cap);
+    ck_assert_msg(rc == BPTT_OK, "%s budget %lld T %zu: %s", strategy,
+                  (long long)budget, T, bptt_strerror(rc));
+    ck_assert_uint_eq(q.asked, lookahead ? T : T + 1);
+    ck_assert_uint_eq(plan->length, T);
+    ck_assert_uint_le(plan->n_actions, cap);
+    /* the actions run are the plan's, in order */
+    for (size_t k = 0; k < plan->n_actions; k++)
+        ck_assert_msg(pts[k].op == plan->actions[k].op &&
+                          pts[k].step == plan->actions[k].step,
+                      "%s T %zu action %zu: ran %s %u, plan %s %u", strategy,
+                      T, k, bptt_op_name((int)pts[k].op), pts[k].step,
+                      bptt_op_name((int)plan->actions[k].op),
+                      plan->actions[k].step);
+    bptt_plan_stats vs;
+    ck_assert_int_eq(bptt_plan_validate(plan, &vs), BPTT_OK);
+    bptt_units u;
+    ck_assert_int_eq(bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb),
+                     BPTT_OK);
+    ck_assert_int_eq(st.forward_ops, vs.forward_ops);
+    ck_assert_int_eq(st.recompute_ops, vs.forward_ops - (int64_t)T);
+    ck_assert_int_eq(st.backward_ops, (int64_t)T);
+    /* measured peak: the plan's, within the budget; the allocator agrees */
+    ck_assert_uint_eq(st.checkpoint_peak_bytes,
+                      (size_t)(vs.peak_units * u.quantum));
+    ck_assert_uint_le(st.checkpoint_peak_bytes, (size_t)budget);
+    ck_assert_uint_eq(bptt_mem_stats_get(mem)->peak[BPTT_MEM_CHECKPOINT],
+                      st.checkpoint_peak_bytes);
+    size_t most = 0;
+    for (size_t k = 0; k < plan->n_actions; k++)
+        if (pts[k].checkpoint_bytes > most)
+            most = pts[k].checkpoint_bytes;
+    ck_assert_uint_le(most, (size_t)budget);
+    ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
+    ck_assert_int_eq(memcmp(hl_ref, hl_on, sizeof hl_on), 0);
+    const int same_grads =
+        memcmp(ref.gW, on.gW, sizeof on.gW) == 0 &&
+        memcmp(ref.gu, on.gu, sizeof on.gu) == 0 &&
+        memcmp(ref.gb, on.gb, sizeof on.gb) == 0 &&
+        memcmp(ref.gw, on.gw, sizeof on.gw) == 0 &&
+        memcmp(dh0_ref, dh0_on, sizeof dh0_on) == 0;
+    bptt_plan_free(plan);
+    bptt_online_free(o);
+    bptt_mem_free(mem);
+    free(pts);
+    return same_grads;
+}
+
+/* internal sizes: alpha 1, 2 and 3.5 (16, 32 and 56 bytes) */
+static const size_t ONLINE_SB[] = {16, 32, 56};
+
+START_TEST(test_online_bit_identical)
+{
+    const size_t sb = ONLINE_SB[_i];
+    const size_t hb = N * sizeof(double);
+    const size_t lengths[] = {1, 2, 3, 7, 20, 57, 130};
+    const char *strategies[] = {"hsm", "msm"};
+    /* budgets: 1, 2, 3, 5 hidden states, some internal ones besides */
+    const int64_t budgets[] = {(int64_t)hb, 2 * (int64_t)hb, 3 * (int64_t)hb,
+                               5 * (int64_t)hb, 2 * (int64_t)(hb + sb),
+                               (int64_t)(hb + 6 * sb), 40 * (int64_t)sb};
+    for (size_t a = 0; a < 2; a++)
+        for (size_t b = 0; b < sizeof budgets / sizeof *budgets; b++)
+            for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++)
+                for (int la = 0; la <= 1; la++)
+                    ck_assert_msg(check_online(strategies[a], sb, budgets[b],
+                                               lengths[l], la, 0),
+                                  "%s sb %zu budget %lld T %zu lookahead %d: "
+                                  "gradients differ from full BPTT's",
+                                  strategies[a], sb, (long long)budgets[b],
+                                  lengths[l], la);
+}
+END_TEST
+
+/* The comparison catches a model whose recomputations differ. */
+START_TEST(test_online_comparison_can_fail)
+{
+    const size_t hb = N * sizeof(double);
+    ck_assert(!check_online("hsm", 16, 2 * (int64_t)hb, 20, 1, 1));
+    ck_assert(!check_online("msm", 32, 3 * (int64_t)hb, 20, 0, 1));
+    /* with room for every state nothing is recomputed: equal */
+    ck_assert(check_online("hsm", 16, 40 * (int64_t)hb, 20, 1, 1));
+}
+END_TEST
+
+START_TEST(test_online_refusals_and_errors)
+{
+    const size_t hb = N * sizeof(double), sb = 32;
+    tiny m;
+    tiny_init(&m);
+    bptt_steps ops = tiny_ops(&m, sb, NULL, NULL);
+    bptt_steps_stats st;
+    bptt_plan *plan = (bptt_plan *)&m; /* must come back NULL */
+    bptt_mem *mem = bptt_mem_alloc();
+    bptt_online *o = NULL;
+    seq q = {10, 1, 0, 0};
+    ck_assert_int_eq(bptt_online_new(&o, "msm", (int64_t)hb, (int64_t)sb,
+                                     4 * (int64_t)sb, NULL),
+                     BPTT_OK);
+    ck_assert_int_eq(bptt_steps_run_online(NULL, &ops, mem, seq_more, &q,
+                                           &st, &plan, NULL, 0),
+                     BPTT_EINVAL);
+    ck_assert_ptr_null(plan);
+    ck_assert_int_eq(bptt_steps_run_online(o, NULL, mem, seq_more, &q, &st,
+                                           NULL, NULL, 0),
+                     BPTT_EINVAL);
+    ck_assert_int_eq(bptt_steps_run_online(o, &ops, mem, NULL, &q, &st, NULL,
+                                           NULL, 0),
+                     BPTT_EINVAL);
+    ck_assert_int_eq(bptt_steps_run_online(o, &ops, mem, seq_more, &q, NULL,
+                                           NULL, NULL, 0),
+                     BPTT_EINVAL);
+    bptt_steps other = tiny_ops(&m, 40, NULL, NULL); /* not the planner's */
+    ck_assert_int_eq(bptt_steps_run_online(o, &other, mem, seq_more, &q, &st,
+                                           NULL, NULL, 0),
+                     BPTT_EINVAL);
+    ck_assert_uint_eq(q.asked, 0);
+    /* more's failure stops the run, its status as an op's */
+    q.fail_at = 6;
+    ck_assert_int_eq(bptt_steps_run_online(o, &ops, mem, seq_more, &q, &st,
+                                           &plan, NULL, 0),
+                     300);
+    ck_assert_ptr_null(plan);
+    ck_assert_int_eq(st.op_status, 300);
+    ck_assert_int_eq(st.failed_action, -1);
+    ck_assert_int_eq(st.forward_ops, 5);
+    ck_assert_int_eq(st.backward_ops, 0);
+    ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
+    /* a used planner is refused */
+    ck_assert_int_eq(bptt_steps_run_online(o, &ops, mem, seq_more, &q, &st,
+                                           NULL, NULL, 0),
+                     BPTT_EINVAL);
+    bptt_online_free(o);
+    /* an empty sequence */
+    ck_assert_int_eq(bptt_online_new(&o, "hsm", (int64_t)hb, (int64_t)sb,
+                                     4 * (int64_t)sb, NULL),
+                     BPTT_OK);
+    q = (seq){0, 0, 0, 0};
+    ck_assert_int_eq(bptt_steps_run_online(o, &ops, mem, seq_more, &q, &st,
+                                           NULL, NULL, 0),
+                     BPTT_ESHORT);
+    bptt_online_free(o);
+    /* every allocation failing in turn: ENOMEM, everything given back */
+    for (size_t f = 1; f < 64; f++) {
+        ck_assert_int_eq(bptt_online_new(&o, "msm", (int64_t)hb,
+                                         (int64_t)sb, 3 * (int64_t)sb, NULL),
+                         BPTT_OK);
+        tiny_init(&m);
+        q = (seq){150, 0, 0, 0};
+        bptt_mem_fail_at(mem, f);
+        const int rc = bptt_steps_run_online(o, &ops, mem, seq_more, &q, &st,
+                                             NULL, NULL, 0);
+        bptt_mem_fail_at(mem, 0);
+        ck_assert(rc == BPTT_ENOMEM || rc == BPTT_OK);
+        ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
+        bptt_online_free(o);
+    }
+    bptt_mem_free(mem);
+}
+END_TEST
+
 static Suite *steps_suite(void)
 {
     Suite *su = suite_create("steps");
@@ -965,6 +1279,12 @@ static Suite *steps_suite(void)
     tcase_add_test(tc, test_op_status_range);
     tcase_add_test(tc, test_wrong_offset_stops);
     tcase_add_test(tc, test_enomem);
+    suite_add_tcase(su, tc);
+    tc = tcase_create("online");
+    tcase_add_loop_test(tc, test_online_bit_identical, 0, 3);
+    tcase_add_test(tc, test_online_comparison_can_fail);
+    tcase_add_test(tc, test_online_refusals_and_errors);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(su, tc);
     return su;
 }

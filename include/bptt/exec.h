@@ -55,6 +55,24 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *model,
                            const bptt_batch *batch, bptt_mem *mem,
                            bptt_exec_stats *stats, bptt_exec_point *points);
 
+/* One training iteration's gradients on a sequence whose length is known
+ * only when it ends, planned online by o (online.h: "hsm" or "msm", made
+ * for the model's state bytes, fresh) and run by bptt_steps_run_online,
+ * the same executor: zeroes the gradients, then before each step asks
+ * more(more_ctx, i, &last) (steps.h), which, when it answers 1, has put
+ * step i + 1's inputs and targets into batch->x and batch->y at row i
+ * (batch->T is the most steps the sequence may have; batch is read, its
+ * buffers are the caller's).  The loss is the mean over the T steps run
+ * and the batch.  *plan (may be NULL): the finished plan on BPTT_OK (the
+ * caller frees it), NULL otherwise; its length is T.  The gradients are
+ * those bptt_exec_run computes for any plan of length T on the batch's
+ * first T rows, bit for bit.  BPTT_EINVAL also when more says a step
+ * past batch->T runs; otherwise the statuses of bptt_steps_run_online. */
+int bptt_exec_run_online(bptt_online *o, bptt_model *model,
+                         const bptt_batch *batch, bptt_steps_more more,
+                         void *more_ctx, bptt_mem *mem,
+                         bptt_exec_stats *stats, bptt_plan **plan);
+
 #pragma GCC visibility pop
 
 #endif

@@ -110,6 +110,24 @@ typedef struct {
 int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
                            bptt_exec_stats *stats, bptt_session_fault *fault);
 
+/* bptt_session_gradients for a sequence whose length is known only when
+ * it ends (bptt_exec_run_online): more(more_ctx, i, &last) (steps.h)
+ * puts step i + 1's inputs and targets into row i of the session's batch
+ * (bptt_session_batch: call bptt_session_fetch once first, so that it
+ * has its buffers; its T, the spec's length, is the most steps a sequence
+ * may have) and answers 1, or 0 when the sequence ended.  o: an online
+ * planner for the model's state bytes (fresh; online.h), or NULL for the
+ * reference: the sequence read whole first, then full BPTT's plan of its
+ * length run on it.  *plan (may be NULL): the plan run, the caller's to
+ * free, on BPTT_OK.  Afterwards the batch's T is the sequence's length
+ * (a gradient dump shows the sequence).  Statuses as
+ * bptt_session_gradients and bptt_exec_run_online (BPTT_EINVAL also
+ * before any fetch). */
+int bptt_session_gradients_online(bptt_session *s, bptt_online *o,
+                                  bptt_steps_more more, void *more_ctx,
+                                  bptt_exec_stats *stats, bptt_plan **plan,
+                                  bptt_session_fault *fault);
+
 /* From now on, each bptt_session_gradients records its plan's actions into
  * points[0..plan->n_actions) (bptt_exec_run_recorded; the caller sizes it
  * for the plans it gives); NULL stops the recording.  points must stay

@@ -54,6 +54,7 @@
 
 #include "bptt.h"
 #include "mem.h"
+#include "online.h"
 
 /* what the library exports: everything declared here (the rest of it
  * is hidden; tests/test_exports.sh holds the two equal) */
@@ -211,6 +212,57 @@ typedef struct {
 int bptt_steps_run(const bptt_plan *plan, const bptt_steps *steps,
                    bptt_mem *mem, bptt_steps_stats *stats,
                    bptt_exec_point *points);
+
+/* Whether step i + 1 of a sequence of unknown length runs, asked by
+ * bptt_steps_run_online before it, i being the steps run so far (0 at
+ * the start): 1, step i + 1 runs (its data is ready for the forward op),
+ * with *last (0 on entry) set nonzero when it is known to be the last
+ * step (one step of lookahead: the planner then stores nothing for it;
+ * online.h); 0, the sequence ended after i steps; any other value, a
+ * failure that stops the run, returned as an op's status is
+ * (BPTT_OP_STATUS_MIN). */
+typedef int (*bptt_steps_more)(void *ctx, size_t i, int *last);
+
+/* A sequence whose length is known only when it ends, run on steps under
+ * an online planner o (online.h; fresh: no step announced yet, made for
+ * exactly the table's hidden_bytes and internal_bytes; its budget is the
+ * run's).  Before each step it asks more(more_ctx, i, &last), hands the
+ * answer to bptt_online_next and runs the actions it gives at once (frees,
+ * saves of h(i) and s(i), the forward op of step i + 1); when more says
+ * the sequence ended (or after a step said last), it takes the plan of
+ * the length T the sequence had from bptt_online_finish, validates it
+ * whole and runs its remaining actions (from the prefix on: the backward
+ * ops and their recomputations).  One interpreter runs both this and
+ * bptt_steps_run: the ops are called as the actions say, with the same
+ * promises (bit-identical gradients to any other plan of length T, h_last
+ * = h(T), dh0), and the same ownership, allocator and status rules.
+ * The store never holds more than the planner's budget: an action that
+ * would break it, or one the first sweep cannot have (checked one by one
+ * while the length is unknown), stops the run with BPTT_EBADPLAN.
+ *
+ * *stats as bptt_steps_run's (failed_action: the index of the action in
+ * the finished plan, whose first actions are those run; -1 when more
+ * failed, its status in op_status); checkpoint_peak_bytes is measured.
+ * *plan (may be NULL): on BPTT_OK the finished plan, the caller's to
+ * free (bptt_plan_free); NULL otherwise.  points (may be NULL) receives
+ * one point per action as bptt_steps_run's, the first points_cap of
+ * them (the plan's n_actions say how many there were).  The per-step
+ * tables grow with the sequence (by doubling, as BPTT_MEM_WORKING);
+ * working memory is otherwise that of bptt_steps_run.
+ *
+ * Returns BPTT_OK; BPTT_EINVAL for a NULL o, steps, more or stats, a
+ * table bptt_steps_run refuses, a planner already used or whose units
+ * are not the table's bytes, or a plan with restore_internal on a table
+ * that cannot restore; BPTT_ESHORT when more ended the sequence before
+ * its first step; the planner's statuses (BPTT_ETOOBIG past its longest
+ * sequence, BPTT_ENOMEM); BPTT_EBADPLAN; BPTT_ENOMEM; BPTT_ESTEPS; or an
+ * op's or more's status.  On every return all it took from mem is given
+ * back.  The planner is spent either way (bptt_online_free it). */
+int bptt_steps_run_online(bptt_online *o, const bptt_steps *steps,
+                          bptt_mem *mem, bptt_steps_more more,
+                          void *more_ctx, bptt_steps_stats *stats,
+                          bptt_plan **plan, bptt_exec_point *points,
+                          size_t points_cap);
 
 /* The working memory (BPTT_MEM_WORKING) bptt_steps_run takes for a plan
  * of length t on states of hidden_bytes and internal_bytes, to the byte:

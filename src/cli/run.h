@@ -24,7 +24,12 @@ typedef struct {
     const char *trace;
     const char *memory_trace; /* --memory-trace FILE, or NULL */
     int64_t fail_alloc; /* test hook: the tracked allocation to fail */
+    int online;         /* --online: sequences are the text's lines */
+    int separator;      /* --separator BYTE (default '\n'); -1 not given */
 } run_args;
+
+/* --online's longest sequence when --length is not given. */
+#define RUN_ONLINE_LENGTH 1000
 
 /* The model options, shared by `bptt run` and `bptt compare` (struct
  * option entries), with their defaults and their parser. */

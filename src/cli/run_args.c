@@ -27,8 +27,8 @@ void run_usage(FILE *f)
         "                [--iters N] [--seed S] [--threads K]\n"
         "                [--task copy|adding|text:FILE] [--optimizer sgd|adam]\n"
         "                [--lr R] [--format text|json|csv] [--trace FILE]\n"
-        "                [--memory-trace FILE] [--dump-grads DIR] [--help]\n"
-        "                [--version]\n"
+        "                [--memory-trace FILE] [--dump-grads DIR] [--online]\n"
+        "                [--separator BYTE] [--help] [--version]\n"
         "\n"
         "Trains a recurrent network for N iterations of T steps, each planned\n"
         "once under the memory budget and executed by the plan, and reports\n"
@@ -67,6 +67,15 @@ void run_usage(FILE *f)
         "                  seconds (of a forward or backward op)\n"
         "  --dump-grads D  write parameters, inputs, targets and gradients of\n"
         "                  the last iteration to directory D as .npy files\n"
+        "  --online        sequences of unknown length: with --task text:FILE,\n"
+        "                  iteration k trains on the k-th non-empty line of\n"
+        "                  FILE (cyclically), each step's target the next\n"
+        "                  byte, the line's last the separator; --length is\n"
+        "                  then the most steps (default 1000; longer lines are\n"
+        "                  cut), --batch 1; --strategy hsm or msm planned\n"
+        "                  online as the bytes arrive, full the reference\n"
+        "  --separator BYTE  --online's line end: one character, \\n, \\t,\n"
+        "                  \\r, \\0 or 0xHH (default \\n)\n"
         "\n"
         "Sizes that would not fit in this machine's memory are refused before\n"
         "anything is allocated.  A NaN or infinity in the loss, the gradients or\n"
@@ -151,6 +160,50 @@ static int parse_real(const char *opt, const char *text, double lo,
     return 0;
 }
 
+/* --separator's value: 0..255, or -1 when it is not one byte. */
+static int parse_separator(const char *t)
+{
+    static const char esc[] = "n\nt\tr\r0";
+    if (t[0] && !t[1])
+        return (unsigned char)t[0];
+    if (t[0] == '\\' && t[1] && !t[2])
+        for (size_t k = 0; k + 1 < sizeof esc; k += 2)
+            if (t[1] == esc[k])
+                return (unsigned char)esc[k + 1];
+    if (t[0] == '0' && (t[1] == 'x' || t[1] == 'X') && isxdigit((unsigned char)t[2]) &&
+        isxdigit((unsigned char)t[3]) && !t[4])
+        return (int)strtol(t + 2, NULL, 16);
+    return -1;
+}
+
+/* --online's rules, checked with the rest before any work: 0 or the
+ * error. */
+static int online_args(run_args *a, int batch_given)
+{
+    if (strncmp(a->task, "text:", 5) != 0)
+        return cli_error(EXIT_USAGE, CMD, "--online reads its sequences "
+                         "from a text: give --task text:FILE (not '%s')",
+                         a->task);
+    const char *st = a->strategy->name;
+    if (strcmp(st, "hsm") != 0 && strcmp(st, "msm") != 0 &&
+        strcmp(st, "full") != 0)
+        return cli_error(EXIT_USAGE, CMD, "--online plans hsm or msm online, "
+                         "or runs full BPTT as the reference (not '%s')", st);
+    if (batch_given && a->batch != 1)
+        return cli_error(EXIT_USAGE, CMD, "--online trains one sequence at "
+                         "a time: --batch must be 1 (not %" PRId64 ")",
+                         a->batch);
+    if (a->memory_trace)
+        return cli_error(EXIT_USAGE, CMD, "--memory-trace is not kept with "
+                         "--online (the plan is made as the run goes)");
+    a->batch = 1;
+    if (a->length == 0)
+        a->length = RUN_ONLINE_LENGTH;
+    if (a->separator < 0)
+        a->separator = '\n';
+    return 0;
+}
+
 int run_parse_args(int argc, char **argv, run_args *a, int *help)
 {
     static const struct option opts[] = {
@@ -164,6 +217,8 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
         {"dump-grads", required_argument, NULL, 'd'},
         {"trace", required_argument, NULL, 'R'},
         {"memory-trace", required_argument, NULL, 'W'},
+        {"online", no_argument, NULL, 'O'},
+        {"separator", required_argument, NULL, 'P'},
         {"fail-alloc", required_argument, NULL, 'F'}, /* test hook */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -174,12 +229,15 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
     a->memory = "100%";
     a->optimizer = "sgd";
     a->format = FORMAT_TEXT;
+    a->separator = -1;
+    int batch_given = 0;
     *help = 0;
     opterr = 0;
     optind = 1;
     int c, rc = 0;
     while (rc == 0 &&
            (c = cli_getopt(CMD, argc, argv, opts, seen, &rc)) != -1) {
+        batch_given |= c == 'B';
         if (run_model_option(CMD, c, optarg, a, &rc))
             continue;
         switch (c) {
@@ -220,6 +278,16 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
         case 'W':
             a->memory_trace = optarg;
             break;
+        case 'O':
+            a->online = 1;
+            break;
+        case 'P':
+            a->separator = parse_separator(optarg);
+            if (a->separator < 0)
+                rc = cli_error(EXIT_USAGE, CMD, "--separator: '%s' is not "
+                               "one byte (give one character, \\n, \\t, "
+                               "\\r, \\0 or 0xHH)", optarg);
+            break;
         case 'F':
             rc = cli_parse_int(CMD, "--fail-alloc", optarg, 1, INT64_MAX / 2,
                                &a->fail_alloc);
@@ -232,6 +300,10 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
         }
     }
     if ((rc = cli_no_operands(CMD, rc, argc, argv)) != 0)
+        return rc;
+    if (a->separator >= 0 && !a->online)
+        return cli_error(EXIT_USAGE, CMD, "--separator needs --online");
+    if (a->online && (rc = online_args(a, batch_given)) != 0)
         return rc;
     if ((rc = cli_length_given(CMD, a->length)) != 0)
         return rc;

@@ -184,6 +184,9 @@ int bptt_session_fetch(bptt_session *s, size_t k)
                : BPTT_EINVAL;
 }
 
+static int check_run(bptt_session *s, const bptt_exec_stats *stats,
+                     bptt_session_fault *fault);
+
 int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
                            bptt_exec_stats *stats, bptt_session_fault *fault)
 {
@@ -195,6 +198,13 @@ int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
                                           stats, s->record);
     if (rc != BPTT_OK)
         return rc;
+    return check_run(s, stats, fault);
+}
+
+/* The checks after a run: the loss, then the gradients. */
+static int check_run(bptt_session *s, const bptt_exec_stats *stats,
+                     bptt_session_fault *fault)
+{
     const int fs = bptt_finite_value(stats->loss);
     if (fs != BPTT_OK) {
         fault->arena = "loss";
@@ -204,6 +214,65 @@ int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
         return BPTT_ENONFINITE;
     }
     return scan(s, s->model->grads, "gradient", fault);
+}
+
+/* o NULL: the sequence read whole through more, then full BPTT's plan of
+ * its length run on it. */
+static int run_whole(bptt_session *s, bptt_steps_more more, void *more_ctx,
+                     bptt_exec_stats *stats, bptt_plan **plan_out)
+{
+    size_t T = 0;
+    for (int last = 0; !last;) {
+        const int go = more(more_ctx, T, &last);
+        if (go == 0)
+            break;
+        if (go != 1)
+            return go < 0 || go >= BPTT_OP_STATUS_MIN ? go : BPTT_EOP;
+        if (T + 1 > s->batch.T)
+            return BPTT_EINVAL;
+        T++;
+    }
+    if (T == 0)
+        return BPTT_ESHORT;
+    const size_t hb = bptt_model_hidden_bytes(s->model);
+    const size_t sb = bptt_model_internal_bytes(s->model);
+    bptt_plan *plan = NULL;
+    bptt_plan_stats ps;
+    int rc = bptt_plan_make("full", T, (int64_t)hb, (int64_t)sb,
+                            (int64_t)(sb * T + hb), NULL, &plan, &ps, NULL);
+    if (rc != BPTT_OK)
+        return rc;
+    bptt_batch b = s->batch;
+    b.T = T;
+    rc = bptt_exec_run(plan, s->model, &b, s->mem, stats);
+    if (rc == BPTT_OK && plan_out)
+        *plan_out = plan;
+    else
+        bptt_plan_free(plan);
+    return rc;
+}
+
+int bptt_session_gradients_online(bptt_session *s, bptt_online *o,
+                                  bptt_steps_more more, void *more_ctx,
+                                  bptt_exec_stats *stats, bptt_plan **plan,
+                                  bptt_session_fault *fault)
+{
+    if (plan)
+        *plan = NULL;
+    memset(fault, 0, sizeof *fault);
+    memset(stats, 0, sizeof *stats);
+    if (!s->batch.x || !more)
+        return BPTT_EINVAL;
+    s->batch.T = s->spec.length; /* the room for a sequence */
+    bptt_mem_reset_peaks(s->mem);
+    const int rc =
+        o ? bptt_exec_run_online(o, s->model, &s->batch, more, more_ctx,
+                                 s->mem, stats, plan)
+          : run_whole(s, more, more_ctx, stats, plan);
+    if (rc != BPTT_OK)
+        return rc;
+    s->batch.T = (size_t)stats->backward_ops; /* the sequence's steps */
+    return check_run(s, stats, fault);
 }
 
 void bptt_session_record(bptt_session *s, bptt_exec_point *points)

@@ -84,3 +84,36 @@ for force in "" --force; do
     done
 done
 rm -rf ./*
+
+# bptt run --online reads a text's lines: what it cannot use is refused in
+# one line, exit 2, before the run (no gradient dump made), whatever the
+# separator or the file is.
+printf 'one line\ntwo\n' >lines.txt
+printf '\n\n\n' >blank.txt
+ONL="run --online --hidden 4 --iters 1 --threads 1"
+for sep in ab '' 0x 0x1 0xzz '\\' '\q' "$(printf '\033')" "$(printf '\303\251')"; do
+    hcase "bptt run --online --separator <$(printf '%s' "$sep" | od -An -c | tr -s ' ')>: refused before the run"
+    # shellcheck disable=SC2086
+    hrun "$BPTT" $ONL --task text:lines.txt --separator "$sep" --dump-grads d
+    expect_refusal 2 && { [ ! -e d ] && hpass || hfail "made the dump"; }
+done
+for task in copy text:/dev/zero text:. text:blank.txt text:nothere.txt; do
+    hcase "bptt run --online --task $task: refused before the run"
+    # shellcheck disable=SC2086
+    hrun "$BPTT" $ONL --task "$task" --dump-grads d
+    expect_refusal 2 && { [ ! -e d ] && hpass || hfail "made the dump"; }
+done
+for extra in "--separator #" "--batch 3" "--strategy chen" "--memory-trace m.csv" "--length 0"; do
+    hcase "bptt run --online $extra: refused before the run"
+    # shellcheck disable=SC2086
+    hrun "$BPTT" $ONL --task text:lines.txt $extra --dump-grads d
+    expect_refusal 2 && { [ ! -e d ] && [ ! -e m.csv ] && hpass || hfail "made an output"; }
+done
+hcase "bptt run --separator without --online: refused"
+hrun "$BPTT" run --length 10 --hidden 4 --iters 1 --separator ,
+expect_refusal 2 && hpass
+hcase "bptt run --online --memory 0: infeasible, exit 3 before the run"
+# shellcheck disable=SC2086
+hrun "$BPTT" $ONL --task text:lines.txt --memory 0B --dump-grads d
+expect_refusal 3 && { [ ! -e d ] && hpass || hfail "made the dump"; }
+rm -rf ./*

@@ -383,6 +383,69 @@ static const bad_case bad_cases[] = {
     PLAN(2, "--help takes no value", "--length", "10", "--help=x"),
     PLAN(2, "more than 10000000 lines", "--length", "10", "--curve",
          "--memory", "99999999999"),
+    /* --online, --no-lookahead, --points */
+    PLAN(2, "--points applies to --online --curve (add --online)",
+         "--length", "10", "--curve", "--points", "5"),
+    PLAN(2, "--points applies to --online --curve (add --online --curve)",
+         "--length", "10", "--points", "5"),
+    PLAN(2, "--points applies to --online --curve (add --curve)", "--length",
+         "10", "--online", "--points", "5"),
+    PLAN(2, "--points: 0 is out of range (give a whole number from 2",
+         "--length", "10", "--online", "--curve", "--points", "0"),
+    PLAN(2, "out of range", "--length", "10", "--online", "--curve",
+         "--points", "1"),
+    PLAN(2, "out of range", "--length", "10", "--online", "--curve",
+         "--points", "-3"),
+    PLAN(2, "out of range", "--length", "10", "--online", "--curve",
+         "--points", BIG),
+    PLAN(2, "--points: 'abc' is not an integer", "--length", "10", "--online",
+         "--curve", "--points", "abc"),
+    PLAN(2, "not an integer", "--length", "10", "--online", "--curve",
+         "--points", ""),
+    PLAN(2, "needs a value", "--length", "10", "--online", "--curve",
+         "--points"),
+    PLAN(2, "given twice", "--length", "10", "--online", "--curve",
+         "--points", "3", "--points", "4"),
+    PLAN(2, "--no-lookahead applies to online plans (add --online)",
+         "--length", "10", "--no-lookahead"),
+    PLAN(2, "--no-lookahead applies to online plans", "--length", "10",
+         "--curve", "--no-lookahead"),
+    PLAN(2, "--online takes no value", "--length", "10", "--online=yes"),
+    PLAN(2, "--no-lookahead takes no value", "--length", "10", "--online",
+         "--no-lookahead=1"),
+    PLAN(2, "strategy chen has no online planner (give --strategy hsm or "
+            "msm)", "--length", "10", "--online", "--strategy", "chen"),
+    PLAN(2, "strategy full has no online planner", "--length", "10",
+         "--online", "--strategy", "full"),
+    PLAN(2, "strategy msm-paper has no online planner", "--length", "10",
+         "--online", "--strategy", "msm-paper", "--curve"),
+    PLAN(2, "--online takes one strategy", "--length", "10", "--online",
+         "--strategy", "hsm,msm"),
+    PLAN(2, "--online takes one budget", "--length", "10", "--online",
+         "--memory", "3,4"),
+    PLAN(2, "not csv", "--length", "10", "--online", "--format", "csv"),
+    PLAN(2, "--infeasible applies to offline plans", "--length", "10",
+         "--online", "--infeasible", "record"),
+    PLAN(2, "exclude each other", "--length", "10", "--online", "--actions",
+         "--curve"),
+    PLAN(2, "is in bytes", "--length", "10", "--online", "--memory",
+         "64MiB"),
+    PLAN(2, "more than 10000000 lines (give --points N", "--length",
+         "20000000", "--online", "--curve"),
+    PLAN(2, "more than half of this machine's", "--length", "2000000000",
+         "--online", "--curve", "--points", "10"),
+    PLAN(2, "more than half of this machine's", "--strategy", "msm",
+         "--length", "2000000000", "--online", "--memory", "10"),
+    PLAN(2, "more than half of this machine's", "--strategy", "hsm",
+         "--length", "2000000000", "--online", "--memory", "10"),
+    PLAN(3, "infeasible for online msm at any length, alpha 1; the smallest "
+            "feasible budget is 1 slots", "--length", "10", "--online",
+         "--memory", "0"),
+    PLAN(3, "the smallest feasible budget is 1 slots", "--length", "10",
+         "--online", "--strategy", "hsm", "--alpha", "3.5", "--memory",
+         "0.5", "--curve"),
+    PLAN(3, "smallest feasible budget is 1 slots (", "--length", "10",
+         "--online", "--cell", "lstm", "--memory", "1KiB"),
     /* options in general */
     PLAN(2, "unknown option '--bogus'", "--length", "10", "--bogus"),
     PLAN(2, "unknown option '--bogus=3'", "--length", "10", "--bogus=3"),
@@ -2718,6 +2781,258 @@ START_TEST(test_run_memory_trace)
 }
 END_TEST
 
+/* ---- bptt plan --online ---------------------------------------------------- */
+
+/* The online plan of `bptt plan --online` args... --format json (one
+ * line) into r; fails unless it exits 0. */
+static void online_json(result *r, const char *const *args)
+{
+    const char *argv[40] = {"plan", "--online", "--format", "json"};
+    size_t n = 4;
+    for (; *args && n < 38; args++)
+        argv[n++] = *args;
+    argv[n] = NULL;
+    run(r, argv);
+    ck_assert_msg(r->status == 0, "%s %s: exit %d: %s", argv[4], argv[5],
+                  r->status, r->err);
+}
+
+/* Online hsm with one step of lookahead is the offline optimum for every
+ * T <= C(S + 2, 2) (S slots, h(0)'s included): at 5 slots, every T <= 21,
+ * against both the record's offline_forward_ops and a plain offline plan;
+ * a step past it, still valid, never below the optimum. */
+START_TEST(test_online_hsm_optimal)
+{
+    static result r, q, v;
+    char dir[256], path[512];
+    make_scratch(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/online.json", dir);
+    for (int t = 1; t <= 22; t++) {
+        char len[16];
+        snprintf(len, sizeof len, "%d", t);
+        online_json(&r, (const char *[]){"--strategy", "hsm", "--length",
+                                         len, "--memory", "5", "--actions",
+                                         NULL});
+        /* the counts printed are the validator's of the actions printed */
+        write_path(path, r.out, strlen(r.out));
+        run(&v, (const char *[]){"validate", path, "--format", "json", NULL});
+        ck_assert_msg(v.status == 0, "T %d: %s%s", t, v.out, v.err);
+        ck_assert_msg(json_num(v.out, "forward_ops") ==
+                          json_num(r.out, "forward_ops"),
+                      "T %d: %s / %s", t, v.out, r.out);
+        run(&q, (const char *[]){"plan", "--strategy", "hsm", "--length",
+                                 len, "--memory", "5", "--format", "json",
+                                 NULL});
+        ck_assert_int_eq(q.status, 0);
+        const double on = json_num(r.out, "forward_ops");
+        const double off = json_num(q.out, "forward_ops");
+        ck_assert_msg(json_num(r.out, "offline_forward_ops") == off,
+                      "T %d: %s / %s", t, r.out, q.out);
+        if (t <= 21)
+            ck_assert_msg(on == off, "T %d: online %.0f, offline %.0f", t, on,
+                          off);
+        else
+            ck_assert_msg(on >= off, "T %d: online %.0f below the optimum "
+                          "%.0f", t, on, off);
+        ck_assert_msg(json_num(r.out, "online_offline_ratio") * off - on <
+                          1e-5 * on,
+                      "T %d: %s", t, r.out);
+        ck_assert_msg(json_num(r.out, "peak_slots") <= 5, "T %d: %s", t,
+                      r.out);
+        ck_assert_ptr_nonnull(strstr(r.out, "\"online\":true"));
+        ck_assert_ptr_nonnull(strstr(r.out, "\"lookahead\":true"));
+    }
+    remove_scratch(dir);
+}
+END_TEST
+
+/* Online msm at alpha 1..8, several budgets and lengths: the printed
+ * plan, read back by bptt validate, is valid under its budget with the
+ * counts the record printed (so they are the validator's); it never costs
+ * less than the offline optimum, and without lookahead never less than
+ * with it. */
+START_TEST(test_online_msm_valid)
+{
+    char dir[256], path[512];
+    make_scratch(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/online.json", dir);
+    static result r, v, nl;
+    static const char *const budgets[] = {"1", "A+1", "2A+2", "3A+5",
+                                          "100%"};
+    static const char *const lengths[] = {"1", "2", "17", "60"};
+    for (int alpha = 1; alpha <= 8; alpha++) {
+        char al[8];
+        snprintf(al, sizeof al, "%d", alpha);
+        for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
+            char mem[16];
+            if (strcmp(budgets[b], "A+1") == 0)
+                snprintf(mem, sizeof mem, "%d", alpha + 1);
+            else if (strcmp(budgets[b], "2A+2") == 0)
+                snprintf(mem, sizeof mem, "%d", 2 * alpha + 2);
+            else if (strcmp(budgets[b], "3A+5") == 0)
+                snprintf(mem, sizeof mem, "%d", 3 * alpha + 5);
+            else
+                snprintf(mem, sizeof mem, "%s", budgets[b]);
+            for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+                const char *len = lengths[k];
+                online_json(&r, (const char *[]){"--strategy", "msm",
+                                                 "--length", len, "--alpha",
+                                                 al, "--memory", mem,
+                                                 "--actions", NULL});
+                ck_assert_int_eq(count_lines(r.out), 1);
+                write_path(path, r.out, strlen(r.out));
+                run(&v, (const char *[]){"validate", path, "--format",
+                                         "json", NULL});
+                ck_assert_msg(v.status == 0 &&
+                                  strstr(v.out, "\"valid\":true"),
+                              "alpha %d, memory %s, T %s: %s%s", alpha, mem,
+                              len, v.out, v.err);
+                static const char *const keys[] = {
+                    "forward_ops", "recompute_ops", "backward_ops",
+                    "peak_slots", "actions"};
+                for (size_t i = 0; i < 5; i++)
+                    ck_assert_msg(json_num(v.out, keys[i]) ==
+                                      json_num(r.out, keys[i]),
+                                  "alpha %d, memory %s, T %s, %s: %s / %s",
+                                  alpha, mem, len, keys[i], v.out, r.out);
+                ck_assert(json_num(r.out, "peak_slots") <=
+                          json_num(r.out, "memory"));
+                const double on = json_num(r.out, "forward_ops");
+                ck_assert(on >= json_num(r.out, "offline_forward_ops"));
+                ck_assert(json_num(r.out, "prefix_actions") <=
+                          json_num(r.out, "actions"));
+                online_json(&nl, (const char *[]){"--strategy", "msm",
+                                                  "--length", len, "--alpha",
+                                                  al, "--memory", mem,
+                                                  "--no-lookahead", NULL});
+                ck_assert_ptr_nonnull(strstr(nl.out, "\"lookahead\":false"));
+                ck_assert_msg(json_num(nl.out, "forward_ops") >= on,
+                              "alpha %d, memory %s, T %s: without lookahead "
+                              "%s, with %.0f", alpha, mem, len, nl.out, on);
+            }
+        }
+    }
+    remove_scratch(dir);
+}
+END_TEST
+
+/* The curve: one record per length, each the single plan's at that length
+ * (online and offline forward ops), lookahead never worse; --points N gives
+ * N rising lengths from 1 to T; text has a header and a row per length. */
+START_TEST(test_online_curve)
+{
+    static result c, cn, r;
+    static const char *const strategies[] = {"hsm", "msm"};
+    for (size_t s = 0; s < 2; s++) {
+        const char *st = strategies[s];
+        online_json(&c, (const char *[]){"--strategy", st, "--length", "40",
+                                         "--alpha", "2", "--memory", "7",
+                                         "--curve", NULL});
+        online_json(&cn, (const char *[]){"--strategy", st, "--length", "40",
+                                          "--alpha", "2", "--memory", "7",
+                                          "--curve", "--no-lookahead", NULL});
+        ck_assert_int_eq(count_lines(c.out), 40);
+        ck_assert_int_eq(count_lines(cn.out), 40);
+        const char *line = c.out, *nline = cn.out;
+        for (int t = 1; t <= 40; t++) {
+            char want[32], one[512], none[512];
+            const char *end = strchr(line, '\n'), *nend = strchr(nline, '\n');
+            snprintf(one, sizeof one, "%.*s", (int)(end - line), line);
+            snprintf(none, sizeof none, "%.*s", (int)(nend - nline), nline);
+            snprintf(want, sizeof want, "\"length\":%d,", t);
+            ck_assert_msg(strstr(one, want), "%s: line %d: %s", st, t, one);
+            ck_assert_msg(json_num(none, "forward_ops") >=
+                              json_num(one, "forward_ops"),
+                          "%s T %d: %s / %s", st, t, none, one);
+            if (t % 13 == 1 || t == 40) {
+                char len[16];
+                snprintf(len, sizeof len, "%d", t);
+                online_json(&r, (const char *[]){"--strategy", st, "--length",
+                                                 len, "--alpha", "2",
+                                                 "--memory", "7", NULL});
+                ck_assert_msg(json_num(r.out, "forward_ops") ==
+                                      json_num(one, "forward_ops") &&
+                                  json_num(r.out, "offline_forward_ops") ==
+                                      json_num(one, "offline_forward_ops"),
+                              "%s T %d: plan %s, curve %s", st, t, r.out,
+                              one);
+                online_json(&r, (const char *[]){"--strategy", st, "--length",
+                                                 len, "--alpha", "2",
+                                                 "--memory", "7",
+                                                 "--no-lookahead", NULL});
+                ck_assert_msg(json_num(r.out, "forward_ops") ==
+                                  json_num(none, "forward_ops"),
+                              "%s T %d: plan %s, curve %s", st, t, r.out,
+                              none);
+            }
+            line = end + 1;
+            nline = nend + 1;
+        }
+    }
+    /* --points: 7 rising lengths, 1 and T among them */
+    online_json(&c, (const char *[]){"--strategy", "hsm", "--length", "1000",
+                                     "--memory", "4", "--curve", "--points",
+                                     "7", NULL});
+    ck_assert_int_eq(count_lines(c.out), 7);
+    double last = 0;
+    for (const char *line = c.out; *line; line = strchr(line, '\n') + 1) {
+        const double t = json_num(line, "length");
+        ck_assert_msg(t > last, "%s", c.out);
+        ck_assert(last > 0 || t == 1);
+        last = t;
+    }
+    ck_assert(last == 1000);
+    /* more points than lengths: every length */
+    online_json(&c, (const char *[]){"--strategy", "hsm", "--length", "5",
+                                     "--curve", "--points", "100", NULL});
+    ck_assert_int_eq(count_lines(c.out), 5);
+    /* text: the header, a row per length */
+    run(&c, (const char *[]){"plan", "--online", "--strategy", "hsm",
+                             "--length", "21", "--memory", "5", "--curve",
+                             NULL});
+    ck_assert_int_eq(c.status, 0);
+    ck_assert_int_eq(count_lines(c.out), 22);
+    ck_assert_msg(strncmp(c.out, "         T       online      offline     "
+                                 "ratio\n", 47) == 0, "%s", c.out);
+    ck_assert_ptr_nonnull(strstr(c.out, "\n        21           56           "
+                                        "56    1.0000\n"));
+}
+END_TEST
+
+/* Every allocation of the online planner, the offline optimum beside it
+ * and the validator in a small `bptt plan --online` (and its curve), made
+ * to fail in turn: one line, exit 1, nothing on stdout; one past the
+ * last, the output is printed. */
+START_TEST(test_online_fail_alloc)
+{
+    static const char *const strategies[] = {"msm", "hsm", "msm", "hsm"};
+    static result r;
+    int n;
+    for (n = 1; n < 5000; n++) {
+        char num[24];
+        snprintf(num, sizeof num, "%d", n);
+        run(&r, (const char *[]){"plan", "--online", "--strategy",
+                                 strategies[_i], "--length", "150",
+                                 "--alpha", "4", "--memory", "5%",
+                                 "--format", "json",
+                                 _i < 2 ? "--actions" : "--curve",
+                                 "--fail-alloc", num, NULL});
+        if (r.status == 0)
+            break;
+        ck_assert_msg(r.status == 1, "allocation %d: exit %d: %s", n,
+                      r.status, r.err);
+        ck_assert_msg(own_lines(r.err) == 1, "allocation %d: %s", n, r.err);
+        ck_assert_msg(strstr(r.err, "out of memory"), "allocation %d: %s", n,
+                      r.err);
+        ck_assert_msg(r.out[0] == '\0', "allocation %d: stdout: %s", n,
+                      r.out);
+    }
+    ck_assert_msg(r.status == 0, "never succeeded: %s", r.err);
+    ck_assert_msg(n > 2, "only %d allocations", n - 1);
+    ck_assert_int_eq(count_lines(r.out), _i < 2 ? 1 : 150);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -2732,6 +3047,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_run_fail_alloc);
     tcase_add_test(tc, test_run_refused_plans);
     tcase_add_loop_test(tc, test_plan_fail_alloc, 0, 3);
+    tcase_add_loop_test(tc, test_online_fail_alloc, 0, 4);
     tcase_add_test(tc, test_unwritable_stdout);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
@@ -2744,6 +3060,9 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_validate);
     tcase_add_test(tc, test_budget_list_and_percent);
     tcase_add_test(tc, test_curve);
+    tcase_add_test(tc, test_online_hsm_optimal);
+    tcase_add_test(tc, test_online_msm_valid);
+    tcase_add_test(tc, test_online_curve);
     tcase_add_test(tc, test_actions);
     tcase_add_test(tc, test_run_json);
     tcase_add_test(tc, test_blas_core_choice);

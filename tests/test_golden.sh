@@ -36,6 +36,13 @@ plan-curve-csv plan --length 40 --memory 12 --alpha 2 --curve --format csv
 plan-long plan --length 100000 --memory 1%,10% --format json
 plan-infeasible plan --length 100 --memory 2 --alpha 3 --format json
 plan-infeasible-chen plan --length 100 --strategy chen --memory 12
+plan-online plan --online --strategy hsm --length 30 --memory 5
+plan-online-noahead plan --online --strategy msm --length 300 --alpha 3.5 --memory 10% --no-lookahead
+plan-online-actions-json plan --online --strategy msm --length 25 --alpha 2 --memory 8 --actions --format json
+plan-online-actions plan --online --strategy hsm --length 12 --memory 3 --actions
+plan-online-curve plan --online --strategy msm --length 200 --alpha 2 --memory 12 --curve --points 12
+plan-online-curve-json plan --online --strategy hsm --length 30 --memory 4 --curve --no-lookahead --format json
+plan-online-infeasible plan --online --length 10 --memory 0
 CALLS
 
 # bptt's output for one call into OUT (stdout, then its exit status) and

@@ -51,10 +51,14 @@ int cli_budget(const char *cmd, const char *opt, const char *text,
                const bptt_budget_sizes *z, int flags,
                bptt_budget_resolved *r);
 
-/* A subcommand's usage text onto f, with "@STRATEGIES@" and "@CELLS@"
- * replaced by the library's lists ("full, chen, ... or msm-paper"), so
- * that no help text names them itself. */
+/* A subcommand's usage text onto f, with "@STRATEGIES@", "@CELLS@" and
+ * "@ONLINE@" replaced by the library's lists ("full, chen, ... or
+ * msm-paper"; the online planner's: "hsm or msm"), so that no help text
+ * names them itself. */
 void cli_usage(FILE *f, const char *text);
+/* The strategies the online planner (online.h) takes, as
+ * bptt_strategy_names writes them; returns the whole length. */
+size_t cli_online_strategy_names(char *buf, size_t cap, const char *last);
 /* The one-line errors for an unknown --strategy or --cell, naming the
  * library's choices; they return EXIT_USAGE. */
 int cli_unknown_strategy(const char *cmd, const char *opt, const char *name);

@@ -1,6 +1,7 @@
 /* plan.c: `bptt plan`: the optimal plan for one (strategy, length,
  * budget, alpha), its cost and peak as the validator measured them, the
- * schedule itself (--actions) or the cost at every budget (--curve).
+ * schedule itself (--actions) or the cost at every budget (--curve);
+ * --online plans are plan_online.c's.
  * Its arguments are plan_args.c's; what it shares with `bptt sweep` is
  * plan_shared.c's; its records are written by the library (planrec.h).
  *
@@ -159,6 +160,8 @@ int cli_plan(int argc, char **argv)
     }
     if (rc)
         return rc;
+    if (a.online)
+        return plan_online(&a);
 
     const int64_t full = bptt_full_peak((size_t)a.length, a.h, a.s);
     /* every strategy's budgets feasible before anything is printed (with

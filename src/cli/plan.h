@@ -37,6 +37,9 @@ typedef struct {
     int64_t budget[MAX_BUDGETS];
     enum output_format format;
     int actions, curve;
+    int online;        /* --online: planned as if the length were unknown */
+    int no_lookahead;  /* --no-lookahead: the end learned after step T */
+    int64_t points;    /* --points N (--online --curve): 0, every length */
     int infeasible; /* enum plan_infeasible: --infeasible */
     int64_t fail_alloc; /* test hook: the planner allocation to fail */
 } plan_args;
@@ -50,5 +53,9 @@ void plan_usage(FILE *f);
 
 /* The most lines --curve prints. */
 #define MAX_CURVE 10000000
+
+/* `bptt plan --online` (plan_online.c), its arguments parsed: 0 or the
+ * exit status, the error said. */
+int plan_online(const plan_args *a);
 
 #endif

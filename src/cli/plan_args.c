@@ -8,6 +8,7 @@
 
 #include "bptt.h"
 #include "cli.h"
+#include "online.h"
 #include "model.h"
 #include "plan.h"
 
@@ -20,6 +21,7 @@ void plan_usage(FILE *f)
         "                 [--alpha A | --cell C [--hidden H] [--batch B]\n"
         "                 [--layers L]] [--segment K] [--threads K]\n"
         "                 [--format text|json|csv] [--actions | --curve]\n"
+        "                 [--online [--no-lookahead] [--points N]]\n"
         "                 [--infeasible fail|record|skip]\n"
         "                 [--help] [--version]\n"
         "\n"
@@ -44,7 +46,18 @@ void plan_usage(FILE *f)
         "  --format F     text (default), json (one object per line) or csv\n"
         "  --actions      print the schedule, one action per line (csv: the\n"
         "                 schedule alone; json: inside the object)\n"
-        "  --curve        cost at every budget 1..M (M the largest budget)\n"
+        "  --curve        cost at every budget 1..M (M the largest budget);\n"
+        "                 with --online, the online and the offline cost at\n"
+        "                 every length 1..T under the one budget\n"
+        "  --online       plan as if the length were unknown until the\n"
+        "                 sequence ends (--strategy @ONLINE@; one budget;\n"
+        "                 text or json): the planner is told step by step\n"
+        "                 that one more step runs, and at step T that it is\n"
+        "                 the last; the record adds the offline optimum\n"
+        "  --no-lookahead with --online: the end is learned only after step\n"
+        "                 T (no step is announced as the last)\n"
+        "  --points N     with --online --curve: N lengths, log-spaced from 1\n"
+        "                 to T (default: every length)\n"
         "  --threads K    threads for building the table (default:\n"
         "                 OMP_NUM_THREADS, else the CPUs online)\n"
         "  --infeasible P a budget below a strategy's smallest feasible one:\n"
@@ -150,6 +163,51 @@ static int budget_units(const plan_args *a, const char *text, int64_t *out)
     return cli_error(EXIT_USAGE, CMD, "--memory: %s", why);
 }
 
+/* What --online, --no-lookahead and --points ask, checked against the
+ * rest: 0, or the error and EXIT_USAGE. */
+static int online_args(const plan_args *a)
+{
+    if (a->no_lookahead && !a->online)
+        return cli_error(EXIT_USAGE, CMD, "--no-lookahead applies to online "
+                         "plans (add --online)");
+    if (a->points && !(a->online && a->curve))
+        return cli_error(EXIT_USAGE, CMD, "--points applies to --online "
+                         "--curve (add %s)",
+                         a->online ? "--curve" : a->curve ? "--online"
+                                                         : "--online --curve");
+    if (!a->online)
+        return 0;
+    char names[128];
+    cli_online_strategy_names(names, sizeof names, " or ");
+    if (a->n_strategies > 1)
+        return cli_error(EXIT_USAGE, CMD, "--online takes one strategy, not "
+                         "a list (give --strategy %s)", names);
+    bptt_online *o = NULL;
+    const int known = bptt_online_new(&o, a->strategies[0]->name, 1, 1, 0,
+                                      NULL) != BPTT_EUNKNOWN;
+    bptt_online_free(o);
+    if (!known)
+        return cli_error(EXIT_USAGE, CMD, "--online: strategy %s has no "
+                         "online planner (give --strategy %s)",
+                         a->strategies[0]->name, names);
+    if (a->format == FORMAT_CSV)
+        return cli_error(EXIT_USAGE, CMD, "--online prints text or json, not "
+                         "csv (give --format text or --format json)");
+    if (a->infeasible != PLAN_INFEASIBLE_FAIL)
+        return cli_error(EXIT_USAGE, CMD, "--infeasible applies to offline "
+                         "plans' records, not to --online (one budget: "
+                         "below the smallest, exit 3)");
+    if (a->n_budgets > 1)
+        return cli_error(EXIT_USAGE, CMD, "--online takes one budget, not a "
+                         "list");
+    if (a->curve && !a->points && a->length > MAX_CURVE)
+        return cli_error(EXIT_USAGE, CMD, "--online --curve prints one line "
+                         "per length 1..T; T = %" PRId64 " is more than %d "
+                         "lines (give --points N, e.g. --points 100)",
+                         a->length, MAX_CURVE);
+    return 0;
+}
+
 int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
 {
     static const struct option opts[] = {
@@ -162,6 +220,9 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
         {"threads", required_argument, NULL, 'j'},
         {"actions", no_argument, NULL, 'A'},
         {"curve", no_argument, NULL, 'C'},
+        {"online", no_argument, NULL, 'O'},
+        {"no-lookahead", no_argument, NULL, 'N'},
+        {"points", required_argument, NULL, 'P'},
         {"cell", required_argument, NULL, 'c'},
         {"hidden", required_argument, NULL, 'H'},
         {"batch", required_argument, NULL, 'B'},
@@ -258,6 +319,16 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
         case 'C':
             a->curve = 1;
             break;
+        case 'O':
+            a->online = 1;
+            break;
+        case 'N':
+            a->no_lookahead = 1;
+            break;
+        case 'P':
+            rc = cli_parse_int(CMD, "--points", optarg, 2, MAX_CURVE,
+                               &a->points);
+            break;
         case 'I':
             if (strcmp(optarg, "fail") == 0 || strcmp(optarg, "error") == 0)
                 a->infeasible = PLAN_INFEASIBLE_FAIL;
@@ -283,6 +354,8 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
     if ((rc = cli_no_operands(CMD, rc, argc, argv)) != 0)
         return rc;
     if ((rc = cli_length_given(CMD, a->length)) != 0)
+        return rc;
+    if ((rc = online_args(a)) != 0)
         return rc;
     if (a->actions && a->curve)
         return cli_error(EXIT_USAGE, CMD, "--actions and --curve exclude each "
@@ -315,7 +388,7 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
                          a->actions ? "actions" : "curve");
     for (int i = 0; i < a->n_budgets && rc == 0; i++)
         rc = budget_units(a, a->budget_text[i], &a->budget[i]);
-    if (rc == 0 && a->curve && a->budget[0] > MAX_CURVE)
+    if (rc == 0 && a->curve && !a->online && a->budget[0] > MAX_CURVE)
         return cli_error(EXIT_USAGE, CMD, "--curve prints one line per budget "
                          "1..M; M = %" PRId64 " (%s) is more than %d lines "
                          "(give a smaller --memory)", a->budget[0],

@@ -14,6 +14,7 @@
 
 #include "budget.h"
 #include "numbers.h"
+#include "online.h"
 #include "cell.h"
 #include "cli.h"
 #include "io/filewrite.h"
@@ -195,16 +196,36 @@ int cli_parse_int(const char *cmd, const char *opt, const char *text,
                      opt, text, lo, hi);
 }
 
+size_t cli_online_strategy_names(char *buf, size_t cap, const char *last)
+{
+    /* the strategies the online planner takes: those it does not call
+     * unknown (a budget of 0 is refused before anything is allocated) */
+    const char *names[16];
+    size_t n = 0;
+    for (size_t i = 0; bptt_strategies[i] && n < 16; i++) {
+        bptt_online *o = NULL;
+        const int rc = bptt_online_new(&o, bptt_strategies[i]->name, 1, 1, 0,
+                                       NULL);
+        bptt_online_free(o);
+        if (rc != BPTT_EUNKNOWN && rc != BPTT_EINVAL)
+            names[n++] = bptt_strategies[i]->name;
+    }
+    return bptt_names_text(buf, cap, names, n, last);
+}
+
 void cli_usage(FILE *f, const char *text)
 {
-    static const char *const keys[] = {"@STRATEGIES@", "@CELLS@"};
-    char list[2][256];
+    static const char *const keys[] = {"@STRATEGIES@", "@CELLS@",
+                                       "@ONLINE@"};
+    enum { N_KEYS = sizeof keys / sizeof keys[0] };
+    char list[N_KEYS][256];
     bptt_strategy_names(list[0], sizeof list[0], " or ");
     bptt_cell_names(list[1], sizeof list[1], " or ");
+    cli_online_strategy_names(list[2], sizeof list[2], " or ");
     while (*text) {
         const char *at = strchr(text, '@');
         int k = -1;
-        for (int i = 0; at && i < 2; i++)
+        for (int i = 0; at && i < N_KEYS; i++)
             if (strncmp(at, keys[i], strlen(keys[i])) == 0)
                 k = i;
         if (k < 0) {

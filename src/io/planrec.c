@@ -267,6 +267,136 @@ void bptt_plan_curve(bptt_strbuf *b, int format, const bptt_plan_record *r,
     }
 }
 
+void bptt_plan_online_header(bptt_strbuf *b, int format)
+{
+    if (format == BPTT_FIELDS_TEXT)
+        bptt_strbuf_printf(b, "%-10s %8s %6s %10s %12s %9s %10s %9s %12s "
+                           "%8s %9s\n", "strategy", "length", "alpha",
+                           "memory", "forward_ops", "fwd/step", "peak",
+                           "vs full", "offline_ops", "ratio", "lookahead");
+}
+
+/* online / offline as text ("-" or null when either is not known). */
+static const char *ratio_text(char *buf, size_t cap, int64_t online,
+                              int64_t offline, const char *none)
+{
+    if (online < 0 || offline <= 0)
+        snprintf(buf, cap, "%s", none);
+    else
+        snprintf(buf, cap, "%.6f", (double)online / (double)offline);
+    return buf;
+}
+
+void bptt_plan_online_row(bptt_strbuf *b, int format,
+                          const bptt_plan_record *r, const bptt_plan_sizes *z,
+                          double seconds, size_t table_bytes,
+                          const bptt_plan_online *on,
+                          const bptt_plan *schedule)
+{
+    const bptt_plan_stats *st = r->st;
+    const int64_t off = on->offline_forward_ops;
+    char ratio[32], offs[32];
+    if (format == BPTT_FIELDS_TEXT) {
+        const int64_t h = r->unit;
+        char al[32], mem[32], peak[32];
+        bptt_slots_text(al, sizeof al, r->alpha, h);
+        bptt_slots_text(mem, sizeof mem, r->memory, h);
+        bptt_slots_text(peak, sizeof peak, st->peak_units, h);
+        if (off >= 0)
+            snprintf(offs, sizeof offs, "%" PRId64, off);
+        else
+            snprintf(offs, sizeof offs, "-");
+        if (off > 0)
+            snprintf(ratio, sizeof ratio, "%.4f",
+                     (double)st->forward_ops / (double)off);
+        else
+            snprintf(ratio, sizeof ratio, "-");
+        bptt_strbuf_printf(b, "%-10s %8" PRId64 " %6s %10s %12" PRId64
+                           " %9.4f %10s %8.2f%% %12s %8s %9s\n",
+                           r->strategy, r->length, al, mem, st->forward_ops,
+                           (double)st->forward_ops / (double)r->length, peak,
+                           100.0 * (double)st->peak_units /
+                               (double)r->full_peak,
+                           offs, ratio, on->lookahead ? "yes" : "no");
+        return;
+    }
+    if (format != BPTT_FIELDS_JSON)
+        return;
+    char buf[1024];
+    bptt_plan_record_json(r, buf, sizeof buf);
+    if (off >= 0)
+        snprintf(offs, sizeof offs, "%" PRId64, off);
+    else
+        snprintf(offs, sizeof offs, "null");
+    bptt_strbuf_printf(b, "{%s,\"plan_seconds\":%.6f,\"table_bytes\":%zu"
+                       ",\"online\":true,\"lookahead\":%s"
+                       ",\"prefix_actions\":%zu,\"offline_forward_ops\":%s"
+                       ",\"online_offline_ratio\":%s",
+                       buf, seconds, table_bytes,
+                       on->lookahead ? "true" : "false", on->prefix_actions,
+                       offs,
+                       ratio_text(ratio, sizeof ratio, st->forward_ops, off,
+                                  "null"));
+    if (z && z->cell)
+        sizes(b, format, r, z);
+    if (schedule) {
+        bptt_strbuf_puts(b, ",\"schedule\":[");
+        for (size_t i = 0; i < schedule->n_actions; i++)
+            bptt_strbuf_printf(b, "%s{\"op\":\"%s\",\"step\":%u}",
+                               i ? "," : "",
+                               bptt_op_name((int)schedule->actions[i].op),
+                               schedule->actions[i].step);
+        bptt_strbuf_puts(b, "]");
+    }
+    bptt_strbuf_puts(b, "}\n");
+}
+
+void bptt_plan_online_curve(bptt_strbuf *b, int format,
+                            const bptt_plan_record *r, int lookahead,
+                            const size_t *lengths, size_t n,
+                            const int64_t *online, const int64_t *offline)
+{
+    const int64_t h = r->unit;
+    char al[32], mem[32], on[32], off[32], ratio[32];
+    bptt_slots_text(al, sizeof al, r->alpha, h);
+    bptt_slots_text(mem, sizeof mem, r->memory, h);
+    const int json = format == BPTT_FIELDS_JSON;
+    if (!json)
+        bptt_strbuf_printf(b, "%10s %12s %12s %9s\n", "T", "online",
+                           "offline", "ratio");
+    for (size_t k = 0; k < n; k++) {
+        const size_t t = lengths[k];
+        const int64_t x = online[t - 1], y = offline[t - 1];
+        const char *none = json ? "null" : "-";
+        if (x >= 0)
+            snprintf(on, sizeof on, "%" PRId64, x);
+        else
+            snprintf(on, sizeof on, "%s", none);
+        if (y >= 0)
+            snprintf(off, sizeof off, "%" PRId64, y);
+        else
+            snprintf(off, sizeof off, "%s", none);
+        if (json)
+            ratio_text(ratio, sizeof ratio, x, y, none);
+        else if (x >= 0 && y > 0)
+            snprintf(ratio, sizeof ratio, "%.4f", (double)x / (double)y);
+        else
+            snprintf(ratio, sizeof ratio, "-");
+        if (json)
+            bptt_strbuf_printf(b, "{\"strategy\":\"%s\",\"online\":true,"
+                               "\"lookahead\":%s,\"length\":%zu,"
+                               "\"alpha\":%s,\"memory\":%s,"
+                               "\"forward_ops\":%s,"
+                               "\"offline_forward_ops\":%s,"
+                               "\"online_offline_ratio\":%s}\n",
+                               r->strategy, lookahead ? "true" : "false", t,
+                               al, mem, on, off, ratio);
+        else
+            bptt_strbuf_printf(b, "%10zu %12s %12s %9s\n", t, on, off,
+                               ratio);
+    }
+}
+
 void bptt_plan_verdict(bptt_strbuf *b, int json, const bptt_plan *plan,
                        const bptt_plan_stats *st, int ok)
 {

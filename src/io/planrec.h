@@ -67,6 +67,35 @@ void bptt_plan_actions(bptt_strbuf *b, int format, const bptt_plan *p,
 void bptt_plan_curve(bptt_strbuf *b, int format, const bptt_plan_record *r,
                      const bptt_table *tb, int64_t top);
 
+/* What the record of an online plan (`bptt plan --online`) adds: whether
+ * the last step was announced as the last, the actions handed out before
+ * the end (the plan's first ones), and the offline optimum of the same
+ * strategy, length and budget (-1: not known). */
+typedef struct {
+    int lookahead;
+    size_t prefix_actions;
+    int64_t offline_forward_ops;
+} bptt_plan_online;
+
+/* The header row of online records (text; nothing for json). */
+void bptt_plan_online_header(bptt_strbuf *b, int format);
+/* One online plan's record, as bptt_plan_row's (text or JSON) with on's
+ * fields and the ratio of its forward ops to the offline optimum. */
+void bptt_plan_online_row(bptt_strbuf *b, int format,
+                          const bptt_plan_record *r, const bptt_plan_sizes *z,
+                          double seconds, size_t table_bytes,
+                          const bptt_plan_online *on,
+                          const bptt_plan *schedule);
+/* The online and the offline forward ops at the lengths T = lengths[0 ..
+ * n), read from online[T - 1] and offline[T - 1] (as bptt_online_curve
+ * gives them; a negative value: not known), text (a table T, online,
+ * offline, ratio) or one JSON object per length; r: strategy, alpha,
+ * memory and unit. */
+void bptt_plan_online_curve(bptt_strbuf *b, int format,
+                            const bptt_plan_record *r, int lookahead,
+                            const size_t *lengths, size_t n,
+                            const int64_t *online, const int64_t *offline);
+
 /* The validator's verdict on plan (ok: it broke no rule; else st says
  * where and which) as text or, with json, one object, and a newline. */
 void bptt_plan_verdict(bptt_strbuf *b, int json, const bptt_plan *plan,

@@ -141,3 +141,24 @@ hcase "validate: a step of 4294967294 alone (the length then) is refused at once
 printf '[{"op":"advance","step":4294967294}]\n' >step.json
 hrun -t 10 "$BPTT" validate step.json
 expect_refusal 2 && { grep -q 'length 4294967294 (the largest step)' err && hpass || hfail "$(shown err)"; }
+
+# An online plan's record (its extra members: online, lookahead,
+# prefix_actions, offline_forward_ops, online_offline_ratio) is read back
+# as is, from stdin, and has the counts the record printed; its stated
+# counts are still checked (a forged forward_ops is exit 1).
+for st in hsm msm; do
+    hcase "validate -: bptt plan --online --strategy $st --actions --format json, as is"
+    "$BPTT" plan --online --strategy "$st" --length 90 --alpha 3.5 --memory 12% \
+        --actions --format json >online.json 2>err || { hfail "plan: $(shown err)"; continue; }
+    hrc=0
+    timeout -k 2 10 "$BPTT" validate --format json - <online.json >out 2>err || hrc=$?
+    want=$(sed 's/.*"forward_ops":\([0-9]*\),.*/\1/' online.json)
+    if [ "$hrc" -ne 0 ]; then hfail "exit $hrc: $(shown err)"
+    elif ! grep -q "\"valid\":true,.*\"forward_ops\":$want," out; then hfail "$(shown out) (record: $want)"
+    else
+        sed 's/"forward_ops":[0-9]*,/"forward_ops":1,/' online.json >forged.json
+        hrun "$BPTT" validate forged.json
+        if [ "$hrc" -eq 1 ] && grep -q '"forward_ops":1, the plan has' err out; then hpass
+        else hfail "a forged count: exit $hrc: $(shown err) $(shown out)"; fi
+    fi
+done

@@ -5,7 +5,9 @@ esc=$(printf '\033')
 for v in "$(printf '5\nbptt: all good')" "$(printf '5%s[2J%s]0;title\a' "$esc" "$esc")" \
          "$(printf 'x\rrewritten')" "$(printf 'a\177b')" "$(printf '\377\376')"; do
     for cmd in "plan --length 100 --memory" "plan --length" "run --length 10 --hidden" \
-               "sweep --out x.jsonl --length" "validate --memory"; do
+               "sweep --out x.jsonl --length" "validate --memory" \
+               "plan --length 100 --online --memory" "plan --length 100 --online --curve --points" \
+               "plan --length 100 --online --strategy"; do
         hcase "bptt $cmd <bytes $(printf '%s' "$v" | od -An -tx1 | tr -d ' \n' | head -c 32)>"
         hrun "$BPTT" $cmd "$v"
         expect_refusal 2 && hpass

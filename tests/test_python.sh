@@ -5,7 +5,9 @@
 # `bptt plan`, bptt_msm.torch.scan against the written-out loop
 # (tests/python/test_bptt_msm.py), scan under the conditions of real
 # training: dropout, BatchNorm, autocast, hooks, DDP over two processes,
-# threads, nests (tests/python/test_field.py), and experiments/torch-scan -q.  Without
+# threads, nests (tests/python/test_field.py), scan over an iterable of
+# unknown length and while_loop under the online planner
+# (tests/python/test_online.py), and experiments/torch-scan -q.  Without
 # torch it fails, saying how to install it.  In a sanitizer build it is
 # skipped by name: python3 cannot load libraries built with ASan unless its
 # runtime is preloaded into the interpreter (and torch) too; the plain
@@ -30,6 +32,7 @@ OMP_NUM_THREADS=1
 export BPTT_MSM_LIBDIR PYTHONPATH PYTHONDONTWRITEBYTECODE OMP_NUM_THREADS
 "$PY" "$SRCDIR/tests/python/test_bptt_msm.py"
 "$PY" "$SRCDIR/tests/python/test_field.py"
+"$PY" "$SRCDIR/tests/python/test_online.py"
 # the side-by-side at tiny sizes (the cells and the dropout+LayerNorm step):
 # every way's row; MSM within the memory of the way it is matched with, and,
 # for the cells, under 2 forward ops a step where per-step checkpointing

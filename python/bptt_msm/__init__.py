@@ -24,7 +24,7 @@ import os
 import warnings
 
 __all__ = ["plan", "Plan", "PlanError", "InfeasibleBudget", "STRATEGIES",
-           "OPS"]
+           "OPS", "OnlinePlanner", "ONLINE_STRATEGIES"]
 
 # enum bptt_op, in the header's order
 OPS = ("advance", "save_hidden", "save_internal", "restore_hidden",
@@ -179,6 +179,31 @@ def _library():
                                         ctypes.POINTER(_Sizes), ctypes.c_int,
                                         ctypes.POINTER(_Resolved),
                                         ctypes.c_char_p, sz]
+    # the online planner (include/bptt/online.h)
+    vp = ctypes.c_void_p
+    lib.bptt_online_new.restype = ctypes.c_int
+    lib.bptt_online_new.argtypes = [ctypes.POINTER(vp), ctypes.c_char_p, i64,
+                                    i64, i64, ctypes.POINTER(i64)]
+    lib.bptt_online_free.restype = None
+    lib.bptt_online_free.argtypes = [vp]
+    lib.bptt_online_next.restype = ctypes.c_int
+    lib.bptt_online_next.argtypes = [vp, ctypes.c_int,
+                                     ctypes.POINTER(_Action),
+                                     ctypes.POINTER(sz)]
+    lib.bptt_online_finish.restype = ctypes.c_int
+    lib.bptt_online_finish.argtypes = [vp,
+                                       ctypes.POINTER(ctypes.POINTER(_Plan)),
+                                       ctypes.POINTER(sz)]
+    lib.bptt_online_held.restype = i64
+    lib.bptt_online_held.argtypes = [vp]
+    lib.bptt_online_steps.restype = sz
+    lib.bptt_online_steps.argtypes = [vp]
+    lib.bptt_online_units.restype = ctypes.c_int
+    lib.bptt_online_units.argtypes = [vp, ctypes.POINTER(_Units),
+                                      ctypes.POINTER(i64)]
+    lib.bptt_plan_validate.restype = ctypes.c_int
+    lib.bptt_plan_validate.argtypes = [ctypes.POINTER(_Plan),
+                                       ctypes.POINTER(_Stats)]
     lib.bptt_planner_threads.restype = ctypes.c_int
     lib.bptt_planner_threads.argtypes = [ctypes.POINTER(ctypes.c_int)]
     lib.bptt_threads_max.restype = ctypes.c_int
@@ -372,3 +397,171 @@ def plan(length, hidden_bytes, internal_bytes, memory="100%", strategy="msm",
                     full_peak_bytes=full * q if full >= 0 else None)
     finally:
         lib.bptt_plan_free(out)
+
+
+# ---- plans for sequences of unknown length (include/bptt/online.h) ----------
+
+ONLINE_STRATEGIES = ("msm", "hsm")
+_ONLINE_ACTIONS_MAX = 8  # BPTT_ONLINE_ACTIONS_MAX, online.h
+
+
+def online_memory_bytes(memory, hidden_bytes, internal_bytes):
+    """A budget for a sequence whose length is unknown, as bytes: an int,
+    "64MiB", "100000B", "150slots" (a slot is a hidden state) or "150" (as
+    `bptt plan` reads it: slots).  A share ("5%") is of full BPTT's peak,
+    which needs the length: refused (ValueError), saying what works."""
+    if isinstance(memory, str) and "%" in memory:
+        raise ValueError(
+            "bptt_msm: memory %r is a share of full BPTT's stored bytes, "
+            "which needs the length; the length of this sequence is known "
+            "only at its end: give bytes (an int, '64MiB') or slots "
+            "('150slots')" % memory)
+    return memory_bytes(memory, 1, hidden_bytes, internal_bytes)
+
+
+class OnlinePlanner:
+    """The core's online planner (bptt_online_*, include/bptt/online.h):
+    told step by step that one more step runs, it answers what to store
+    before it, within the budget at every moment; finish() gives the
+    whole plan for the length the sequence had, whose first `prefix`
+    actions are those handed out and whose rest reverses the sequence.
+
+        o = OnlinePlanner("msm", hidden_bytes, internal_bytes, "150slots")
+        acts = o.next(last=False)  # before each step: frees, saves, advance
+        p = o.finish()             # a Plan; p.prefix, p.online
+
+    strategy: "msm" (hidden and internal states) or "hsm" (hidden
+    only).  memory: see online_memory_bytes.  last: True when the caller
+    knows, before the step, that it is the last one (one step of
+    lookahead): the planner then stores nothing for it."""
+
+    def __init__(self, strategy, hidden_bytes, internal_bytes, memory):
+        lib = _library()
+        if not isinstance(strategy, str):
+            raise TypeError("bptt_msm: strategy must be a string (%s), not %s"
+                            % (", ".join(ONLINE_STRATEGIES),
+                               type(strategy).__name__))
+        if strategy not in ONLINE_STRATEGIES:
+            raise ValueError("bptt_msm: strategy %r has no online planner: "
+                             "give one of %s"
+                             % (strategy, ", ".join(ONLINE_STRATEGIES)))
+        budget = online_memory_bytes(memory, hidden_bytes, internal_bytes)
+        self._o = None
+        o = ctypes.c_void_p()
+        least = ctypes.c_int64(-1)
+        rc = lib.bptt_online_new(ctypes.byref(o), strategy.encode(),
+                                 hidden_bytes, internal_bytes, budget,
+                                 ctypes.byref(least))
+        if rc == _EINFEASIBLE:
+            raise InfeasibleBudget(
+                "bptt_msm: a budget of %d bytes is infeasible for online %s "
+                "(hidden state %d bytes, internal state %d bytes); the "
+                "smallest feasible budget is %d bytes (1 slot)"
+                % (budget, strategy, hidden_bytes, internal_bytes,
+                   least.value), least.value)
+        if rc != _OK:
+            raise PlanError("bptt_msm: no online %s planner for sizes %d and "
+                            "%d bytes, budget %d bytes: %s"
+                            % (strategy, hidden_bytes, internal_bytes, budget,
+                               _strerror(rc)))
+        self._o = o
+        self._lib = lib
+        self.strategy = strategy
+        self.hidden_bytes = hidden_bytes
+        self.internal_bytes = internal_bytes
+        self.memory_bytes = budget
+        u = _Units()
+        m = ctypes.c_int64()
+        lib.bptt_online_units(o, ctypes.byref(u), ctypes.byref(m))
+        self.quantum = u.quantum
+        self.hidden_units = u.hidden_units
+        self.internal_units = u.internal_units
+        self.budget_units = m.value
+        self.lookahead_used = False
+        self._acts = (_Action * _ONLINE_ACTIONS_MAX)()
+
+    def _live(self):
+        if self._o is None:
+            raise ValueError("bptt_msm: this online planner is finished")
+        return self._o
+
+    def next(self, last=False):
+        """The actions to run before and as the next step: frees, saves of
+        the current state, then ("advance", i + 1)."""
+        o = self._live()
+        n = ctypes.c_size_t()
+        rc = self._lib.bptt_online_next(o, 1 if last else 0, self._acts,
+                                        ctypes.byref(n))
+        if rc != _OK:
+            raise PlanError("bptt_msm: online planner, step %d: %s"
+                            % (self.steps + 1, _strerror(rc)))
+        if last:
+            self.lookahead_used = True
+        a = self._acts
+        return tuple((OPS[a[k].op], a[k].step) for k in range(n.value))
+
+    @property
+    def steps(self):
+        return self._lib.bptt_online_steps(self._o) if self._o else 0
+
+    @property
+    def held_bytes(self):
+        """Bytes stored now, as the planner counts them (h(0) included)."""
+        return self._lib.bptt_online_held(self._live()) * self.quantum
+
+    def finish(self):
+        """The sequence ended after the steps run so far: the whole plan
+        (a Plan, checked by the library's validator), with prefix (how
+        many of its actions next() handed out) and online=True.  The
+        planner takes no more steps."""
+        o = self._live()
+        lib = self._lib
+        out = ctypes.POINTER(_Plan)()
+        prefix = ctypes.c_size_t()
+        rc = lib.bptt_online_finish(o, ctypes.byref(out), ctypes.byref(prefix))
+        if rc != _OK:
+            raise PlanError("bptt_msm: online planner, finish after %d steps: "
+                            "%s" % (self.steps, _strerror(rc)))
+        try:
+            st = _Stats()
+            rc = lib.bptt_plan_validate(out, ctypes.byref(st))
+            if rc != _OK:
+                raise PlanError(
+                    "bptt_msm: the online planner's plan fails the validator "
+                    "at action %d (violation %d): %s"
+                    % (st.bad_action, st.violation, _strerror(rc)))
+            p = out.contents
+            acts = p.actions
+            actions = tuple((OPS[acts[k].op], acts[k].step)
+                            for k in range(p.n_actions))
+            q = self.quantum
+            full = lib.bptt_full_peak(p.length, p.hidden_units,
+                                      p.internal_units)
+            plan = Plan(strategy=self.strategy, length=p.length,
+                        hidden_bytes=self.hidden_bytes,
+                        internal_bytes=self.internal_bytes, quantum=q,
+                        hidden_units=p.hidden_units,
+                        internal_units=p.internal_units,
+                        memory_bytes=self.memory_bytes, actions=actions,
+                        forward_ops=st.forward_ops,
+                        recompute_ops=st.recompute_ops,
+                        backward_ops=st.backward_ops,
+                        peak_bytes=st.peak_units * q,
+                        full_peak_bytes=full * q if full >= 0 else None,
+                        online=True, prefix=prefix.value,
+                        lookahead=self.lookahead_used)
+        finally:
+            lib.bptt_plan_free(out)
+            self.close()
+        return plan
+
+    def close(self):
+        if self._o is not None:
+            self._lib.bptt_online_free(self._o)
+            self._o = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

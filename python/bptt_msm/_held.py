@@ -1,5 +1,7 @@
 """The bytes a graph's saved tensors hold, counted through
 saved_tensors_hooks, and the sizes scan measures on its first step."""
+import weakref
+
 import torch
 
 from ._common import _NAME
@@ -25,6 +27,8 @@ class _Packed:
         self.tensor = tensor
         self.ledger = ledger
         self.key, size = _storage_key(tensor)
+        if ledger.packed is not None:
+            ledger.packed.append(weakref.ref(self))
         live = ledger.live
         if self.key in live:
             live[self.key][0] += 1
@@ -41,11 +45,25 @@ class _Packed:
 
 
 class _Ledger:
-    """The saved tensors one graph holds: storage key -> [count, bytes]."""
-    __slots__ = ("live",)
+    """The saved tensors one graph holds: storage key -> [count, bytes].
+    With releasable, it keeps its _Packed too, so that release() can let
+    go of them: a _Packed holds its tensor, and a saved output holds the
+    graph's node, which holds the _Packed, a cycle the garbage collector
+    cannot see; a graph that runs no backward (one dropped) would stay."""
+    __slots__ = ("live", "packed")
 
-    def __init__(self):
+    def __init__(self, releasable=False):
         self.live = {}
+        self.packed = [] if releasable else None
+
+    def release(self):
+        """Let go of the saved tensors of a graph no backward will use."""
+        for ref in self.packed or ():
+            p = ref()
+            if p is not None:
+                p.tensor = None
+        self.packed = []
+        self.live.clear()
 
 
 def _hooks(ledger):

@@ -57,6 +57,10 @@ class _Runner:
         self.fast = None
         self.computed = [False] * (length + 1)
         self.x_grad = any(s.requires_grad and _needs_grad(s) for s in xs)
+        self._x_req = None
+        # graphs dropped without a backward let go of their counted saved
+        # tensors (_Ledger.release): the online forward drops some
+        self.releasable = False
 
     def pos(self, i):
         """The index into xs (and ys) of step i (1-based)."""
@@ -68,6 +72,29 @@ class _Runner:
             return ()
         p = self.pos(i)
         return tuple([s[p] for s in self.xs])
+
+    def x_req(self, i):
+        """For each x leaf of step i, whether it gets a gradient (a leaf
+        of its own in the step's graph)."""
+        req = self._x_req
+        if req is None:
+            req = self._x_req = tuple([s.requires_grad and _needs_grad(s)
+                                       for s in self.xs])
+        return req
+
+    def x_input_grads(self):
+        """The gradients _Scan.backward hands back for the xs (one per
+        sequence, time first), after the backward pass."""
+        out = []
+        for n, s in enumerate(self.xs):
+            if not s.requires_grad or not _needs_grad(s):
+                out.append(None)
+                continue
+            parts = [g[n] if g is not None and g[n] is not None
+                     else torch.zeros_like(s[p])
+                     for p, g in enumerate(self.grad_x)]
+            out.append(torch.stack(parts))
+        return out
 
     def call(self, i, carry, graph, ledger=None, prev=None):
         """Step i from carry (a tuple of tensors), with grad mode off.
@@ -109,13 +136,13 @@ class _Runner:
                 g.carry_use = g.carry_in
         # an x whose sequence needs no gradient goes in as it is (a view
         # without a graph); one that needs it, as a leaf of its own
-        g.x_in = tuple([v.detach().requires_grad_() if s.requires_grad and
-                        _needs_grad(v) else v for v, s in zip(x, self.xs)]) \
+        g.x_in = tuple([v.detach().requires_grad_() if r else v
+                        for v, r in zip(x, self.x_req(i))]) \
             if self.x_grad else x
         # the pack hooks count what the graph saves: on the first step (the
         # sizes) and, when info asks for the trace, on every one
         if ledger is None and self.trace is not None:
-            ledger = _Ledger()
+            ledger = _Ledger(self.releasable)
         g.ledger = ledger
         try:
             if ledger is None:
@@ -312,7 +339,7 @@ class _Runner:
         start = tuple([c if _needs_grad(c) else c.clone() for c in init])
         versions = [c._version for c in start]
         xs_versions = [s._version for s in self.xs]
-        ledger = _Ledger()
+        ledger = _Ledger(self.releasable)
         probe = self.call(1, start, graph=True, ledger=ledger)
         self.mutated = frozenset(
             m for m, c in enumerate(start)
@@ -388,6 +415,13 @@ class _Runner:
         while k < stop:
             op, i = acts[k]
             if op == _ADVANCE:
+                # the graph of the step before, unless stored, goes before
+                # this step runs: at most one working graph at a time
+                w = self.working
+                if self.releasable and w is not None and \
+                        w.ledger is not None and sstore.get(w.step) is not w:
+                    w.ledger.release()
+                g = self.working = w = None
                 if i == 1 and self.probe is not None:
                     g, self.probe = self.probe, None
                     if not keep[k]:
@@ -420,7 +454,11 @@ class _Runner:
                     g.snap = replay.snap()
                 sstore[i] = g
             elif op == _FREE_INTERNAL:
-                del sstore[i]
+                w = sstore.pop(i)
+                if self.releasable and w.ledger is not None and \
+                        w is not self.working:
+                    w.ledger.release()
+                w = None
             elif op == _BACKWARD:
                 if i in self.joined:
                     self.joined.discard(i)

@@ -2,6 +2,10 @@
 
     carry, ys = bptt_msm.torch.scan(step, init, xs, memory="5%")
 
+xs may also be an iterable of per-step items whose length is known only
+at its end, and while_loop(cond, step, init, memory=...) runs a step while
+cond holds: both under the core's online planner (_online.py).
+
 scan has the shape of jax.lax.scan: step(carry, x_t) -> (carry, y_t), the
 carry, the xs and the y_t any nest of tuples, lists, dicts and namedtuples
 of tensors (None allowed), the xs' tensors time first; it returns the
@@ -47,12 +51,14 @@ import torch
 import bptt_msm as _planner
 
 from ._common import _LOCAL, _NAME
-from ._nest import _build, _describe, _flatten, _needs_grad
+from ._nest import _build, _describe, _flatten
 from ._held import Sizes
 from ._replay import _Autocast, _Replay, _autocast_state, _state_candidates
 from ._runner import _Runner, _plan
+from . import _online
+from ._online import while_loop
 
-__all__ = ["scan", "Sizes", "recomputing"]
+__all__ = ["scan", "while_loop", "Sizes", "recomputing"]
 
 
 def recomputing():
@@ -205,14 +211,7 @@ class _Scan(torch.autograd.Function):
         out = [None]  # the runner
         for t, d in zip(r.init, r.grad_carry):
             out.append(d if t.requires_grad else None)
-        for n, s in enumerate(r.xs):
-            if not s.requires_grad or not _needs_grad(s):
-                out.append(None)
-                continue
-            parts = [g[n] if g is not None and g[n] is not None
-                     else torch.zeros_like(s[p])
-                     for p, g in enumerate(r.grad_x)]
-            out.append(torch.stack(parts))
+        out.extend(r.x_input_grads())
         out.extend(r.grad_params)
         if r.info is not None:
             r.info["calls"] = r.calls
@@ -263,7 +262,8 @@ def _stack(y_spec, ys, n_y):
 
 
 def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
-         segment=None, info=None, *, length=None, reverse=False):
+         segment=None, info=None, *, length=None, reverse=False,
+         lookahead=True):
     """Run step over the first dimension of xs under the plan of `strategy`
     at `memory`, returning (final carry, stacked ys): the written-out
     loop's values and gradients (doc/pytorch.md says what is bit for bit).
@@ -277,7 +277,15 @@ def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
               autocast are replayed exactly when a step is recomputed.
     init      the carry before step 1: a nest (tuples, lists, dicts,
               namedtuples) of tensors, None allowed.
-    xs        a nest of tensors, time first, or None (then give length).
+    xs        a nest of tensors, time first, or None (then give length);
+              or an iterable of per-step items (nests of tensors: a
+              generator, iter(a_list), a DataLoader; not a tuple, list or
+              dict, which are nests of time-first tensors) whose length is
+              known only at its end: the forward runs as items come,
+              storing what the online planner says (strategy msm or hsm,
+              memory in bytes or slots, required), the items kept for the
+              backward pass (doc/pytorch.md, "Sequences of unknown
+              length").
     memory    the budget for stored states: an int (bytes), "64MiB",
               "100000B", "5%" (of full BPTT's stored bytes), "150slots" (a
               slot being a carry); default 10%, or the smallest feasible
@@ -296,6 +304,12 @@ def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
               graph of the step just run, not stored.
     length    the number of steps: xs's length, or, with xs None, required.
     reverse   run from the last x to the first (ys[t] still from xs[t]).
+    lookahead for an iterable xs: take item t + 1 before step t runs, so
+              that the last step is known before it runs (the planner
+              stores nothing for it); False takes each item after the step
+              before it, as the loop does (for an iterable whose items
+              depend on what the steps did), the plan at most one stored
+              state's use worse.
 
     Under torch.no_grad(), or where nothing needs a gradient, it is the
     plain loop.  Raises bptt_msm.InfeasibleBudget (naming the smallest
@@ -315,6 +329,32 @@ def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
         raise TypeError("%s: step must be callable, not %s"
                         % (_NAME, _describe(step)))
     carry, carry_spec = _flatten(init, "init")
+    if isinstance(params, torch.Tensor):
+        params = (params,)
+    params = tuple(params) + cell_params
+    if not all(isinstance(p, torch.Tensor) for p in params):
+        raise TypeError("%s: params must be tensors" % _NAME)
+    params = tuple(p for p in params if p.requires_grad)
+    if info is not None and not isinstance(info, dict):
+        raise TypeError("%s: info must be a dict or None, not %s"
+                        % (_NAME, _describe(info)))
+    if not isinstance(strategy, str) or strategy not in STRATEGIES:
+        raise ValueError("%s: unknown strategy %r: give one of %s"
+                         % (_NAME, strategy, ", ".join(STRATEGIES)))
+    if segment is not None and strategy not in ("chen", "auto"):
+        raise ValueError("%s: segment is Chen's segment length; strategy %r "
+                         "takes none" % (_NAME, strategy))
+    _check_memory(memory)
+    if isinstance(holder, torch.nn.Module):
+        params = params + tuple(p for p in holder.parameters()
+                                if p.requires_grad)
+    if _online.is_iterable(xs):
+        return _online.scan_iterable(step, holder, init, xs, memory,
+                                     strategy, params, info, length, reverse,
+                                     lookahead)
+    if lookahead is not True:
+        raise ValueError("%s: lookahead is for xs an iterable of unknown "
+                         "length; the length of these xs is known" % _NAME)
     if xs is None:
         xs_flat, xs_spec = [], None
         if length is None:
@@ -342,25 +382,6 @@ def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
             raise ValueError("%s: length=%d but xs has %d steps"
                              % (_NAME, length, n))
         length = n
-    if isinstance(params, torch.Tensor):
-        params = (params,)
-    params = tuple(params) + cell_params
-    if not all(isinstance(p, torch.Tensor) for p in params):
-        raise TypeError("%s: params must be tensors" % _NAME)
-    params = tuple(p for p in params if p.requires_grad)
-    if info is not None and not isinstance(info, dict):
-        raise TypeError("%s: info must be a dict or None, not %s"
-                        % (_NAME, _describe(info)))
-    if not isinstance(strategy, str) or strategy not in STRATEGIES:
-        raise ValueError("%s: unknown strategy %r: give one of %s"
-                         % (_NAME, strategy, ", ".join(STRATEGIES)))
-    if segment is not None and strategy not in ("chen", "auto"):
-        raise ValueError("%s: segment is Chen's segment length; strategy %r "
-                         "takes none" % (_NAME, strategy))
-    _check_memory(memory)
-    if isinstance(holder, torch.nn.Module):
-        params = params + tuple(p for p in holder.parameters()
-                                if p.requires_grad)
     if length == 0:
         return _empty(step, init, carry, xs_flat, xs_spec, holder, info)
     if not torch.is_grad_enabled():

@@ -27,6 +27,9 @@ struct bptt_online {
     int mixed;       /* internal states placed too (else hidden only) */
     int subst;       /* hidden only, an internal state costing a hidden
                         one: each checkpoint past h(0) is stored as s(c) */
+    int tabled;      /* msm's costs from its table (else binomial, and an
+                        internal state only ends segments) */
+    int msm_asked;   /* the strategy asked was msm */
     bptt_units u;
     int64_t h, s, m; /* units; budget */
     int64_t slots;   /* hidden slots of the whole budget: m / h */
@@ -39,7 +42,7 @@ struct bptt_online {
     int64_t *top;    /* the rule's top positions (ccap) */
     size_t *xs;      /* msm placing hidden states: internal states of the
                         latest steps in memory the rule leaves (rising) */
-    size_t nx, xcap;
+    size_t xh, nx, xcap; /* xs[xh .. xh + nx): the live ones */
     unsigned char *fixed; /* the rule's fixed checkpoints (ccap) */
     size_t k, ccap;
     bptt_table *tb;  /* msm: the offline table the costs come from */
@@ -103,8 +106,11 @@ static int64_t seg_cost(const bptt_online *o, int kd, size_t len,
 {
     if (len == 0)
         return 0;
-    if (binomial || !o->msm)
+    if (binomial || !o->tabled) {
+        if (kd == KIND_S)
+            return INF; /* reversing from an internal state needs msm's */
         return free < o->h ? INF : F((int64_t)len, free / o->h);
+    }
     const int64_t b = kd == KIND_S ? free - o->s : free;
     const int64_t c = b < 0 ? -1 : planner_cost_kind(o->tb, kd, len, b);
     return c < 0 ? INF : c;
@@ -281,6 +287,9 @@ static size_t msm_horizon(const bptt_online *o)
 }
 /* internal states are placed from this many beside h(0) (doc/online.md 3) */
 #define ONLINE_MIXED_FROM 8
+/* ... and up to this many: past it a step's choice would weigh too many
+ * (k^2 per end); the hidden rule with extras holds there */
+#define ONLINE_MIXED_TO 64
 static choice choose_mixed(bptt_online *o, size_t i, int last)
 {
     choice best = {-1, -1};
@@ -314,10 +323,22 @@ static choice choose_mixed(bptt_online *o, size_t i, int last)
     return best;
 }
 
+/* The longest segment a cost may read for ends up to `end`: a gap, two
+ * merged by a choice, or the last one. */
+static size_t table_need(const bptt_online *o, size_t end)
+{
+    size_t g = 0;
+    for (size_t j = 1; j <= o->k; j++)
+        if (o->c[j] - o->c[j - 1] > g)
+            g = o->c[j] - o->c[j - 1];
+    const size_t last = end - o->c[o->k];
+    return (2 * g > last ? 2 * g : last) + 1;
+}
+
 /* msm: the table covers every segment the costs up to length t read. */
 static int ensure_table(bptt_online *o, size_t t)
 {
-    if (!o->msm || (o->tb && bptt_table_length(o->tb) >= t))
+    if (!o->tabled || (o->tb && bptt_table_length(o->tb) >= t))
         return BPTT_OK;
     size_t len = o->tb ? 2 * bptt_table_length(o->tb) : 64;
     if (len < t)
@@ -422,9 +443,15 @@ static int online_open(bptt_online **out, const char *strategy,
     /* msm reverses with the msm table; it places internal states where
      * the budget holds several (doc/online.md 3), else hidden states by
      * hsm's rule, so it never costs more than hsm */
+    o->msm_asked = msm;
     o->msm = msm && m >= o->h + o->s;
-    o->mixed = o->msm && (m - o->h) / o->s >= ONLINE_MIXED_FROM;
-    o->subst = o->msm && !o->mixed && o->s == o->h;
+    /* past ONLINE_MIXED_TO internal states the msm table (every budget
+     * up to m) would be large: binomial costs, internal states only as
+     * the latest steps' extras */
+    const int64_t ns = o->msm ? (m - o->h) / o->s : 0;
+    o->tabled = o->msm && ns <= ONLINE_MIXED_TO;
+    o->mixed = o->tabled && ns >= ONLINE_MIXED_FROM;
+    o->subst = o->tabled && !o->mixed && o->s == o->h;
     o->keep_log = keep_log;
     int rc = reserve(o, 16);
     if (rc == BPTT_OK)
@@ -473,7 +500,11 @@ int bptt_online_next(bptt_online *o, int last, bptt_action *acts, size_t *n)
         return BPTT_ETOOBIG;
     int rc = reserve(o, o->k + o->nx + 3 > o->ccap ? 2 * (o->k + o->nx + 3)
                                                    : o->ccap);
-    if (rc == BPTT_OK && o->nx + 1 > o->xcap) {
+    if (rc == BPTT_OK && o->xh + o->nx + 1 > o->xcap && o->xh > o->nx) {
+        memmove(o->xs, o->xs + o->xh, o->nx * sizeof *o->xs); /* compact */
+        o->xh = 0;
+    }
+    if (rc == BPTT_OK && o->xh + o->nx + 1 > o->xcap) {
         const size_t cap = o->xcap ? 2 * o->xcap : 16;
         size_t *v = planner_realloc(o->xs, cap * sizeof *v);
         if (!v)
@@ -484,7 +515,7 @@ int bptt_online_next(bptt_online *o, int last, bptt_action *acts, size_t *n)
         }
     }
     if (rc == BPTT_OK)
-        rc = ensure_table(o, i + 2 + MSM_HORIZON_MAX);
+        rc = ensure_table(o, table_need(o, i + 2 + MSM_HORIZON_MAX));
     if (rc != BPTT_OK)
         return rc;
     choice ch = {-1, -1};
@@ -502,8 +533,10 @@ int bptt_online_next(bptt_online *o, int last, bptt_action *acts, size_t *n)
     /* a hidden state stored in a free slot takes the oldest extras' room */
     if (ch.kind == KIND_H && ch.evict < 0)
         while (o->nx > 0 && held + o->h > o->m) {
-            a[na++] = (bptt_action){BPTT_FREE_INTERNAL, (uint32_t)o->xs[0]};
-            memmove(o->xs, o->xs + 1, --o->nx * sizeof *o->xs);
+            a[na++] = (bptt_action){BPTT_FREE_INTERNAL,
+                                    (uint32_t)o->xs[o->xh]};
+            o->xh++;
+            o->nx--;
             held -= o->s;
         }
     if (ch.kind >= 0 && ch.evict < 0)
@@ -522,13 +555,15 @@ int bptt_online_next(bptt_online *o, int last, bptt_action *acts, size_t *n)
     /* extras: s(i) in what is left, the oldest giving way */
     if (extras && i >= 1) {
         if (held + o->s > o->m && o->nx > 0 && held - o->s + o->s <= o->m) {
-            a[na++] = (bptt_action){BPTT_FREE_INTERNAL, (uint32_t)o->xs[0]};
-            memmove(o->xs, o->xs + 1, --o->nx * sizeof *o->xs);
+            a[na++] = (bptt_action){BPTT_FREE_INTERNAL,
+                                    (uint32_t)o->xs[o->xh]};
+            o->xh++;
+            o->nx--;
             held -= o->s;
         }
         if (held + o->s <= o->m) {
             a[na++] = (bptt_action){BPTT_SAVE_INTERNAL, (uint32_t)i};
-            o->xs[o->nx++] = i;
+            o->xs[o->xh + o->nx++] = i;
         }
     }
     a[na++] = (bptt_action){BPTT_ADVANCE, (uint32_t)(i + 1)};
@@ -558,14 +593,14 @@ static size_t physical(const bptt_online *o, int with_x, size_t *tc,
     const size_t nx = with_x ? o->nx : 0;
     size_t a = 0, b = 0, n = 0;
     while (a <= o->k || b < nx) {
-        if (b == nx || (a <= o->k && o->c[a] < o->xs[b])) {
+        if (b == nx || (a <= o->k && o->c[a] < o->xs[o->xh + b])) {
             tc[n] = o->c[a];
             tk[n++] = o->subst && a > 0 ? KIND_S : o->kd[a];
             a++;
         } else {
-            if (a <= o->k && o->c[a] == o->xs[b])
+            if (a <= o->k && o->c[a] == o->xs[o->xh + b])
                 a++;
-            tc[n] = o->xs[b++];
+            tc[n] = o->xs[o->xh + b++];
             tk[n++] = KIND_S;
         }
     }
@@ -626,7 +661,7 @@ static int emit_reversal(const bptt_online *o, const size_t *c,
 {
     bptt_table *slots = NULL; /* hsm: a table in hidden slots */
     int rc = BPTT_OK;
-    if (!o->msm) {
+    if (!o->tabled) {
         size_t maxlen = 0;
         for (size_t j = 0; j <= k; j++) {
             const size_t next = j < k ? c[j + 1] : T - 1;
@@ -647,7 +682,7 @@ static int emit_reversal(const bptt_online *o, const size_t *c,
         const size_t len = next - c[j] - (size_t)nin;
         held -= units_of(o, kd[j]);
         const int64_t free = o->m - held;
-        if (!o->msm) {
+        if (!o->tabled && kd[j] == KIND_H) {
             const int64_t b = free / o->h, top = bptt_table_max_budget(slots);
             rc = len == 0 ? bptt_plan_push(p, BPTT_FREE_HIDDEN, c[j])
                           : planner_dp_emit_at(slots, KIND_H, c[j], len,
@@ -661,8 +696,9 @@ static int emit_reversal(const bptt_online *o, const size_t *c,
             continue;
         }
         if (len > 0)
-            rc = planner_dp_emit_at(o->tb, KIND_S, c[j], len, free - o->s,
-                                    0, p);
+            rc = o->tabled ? planner_dp_emit_at(o->tb, KIND_S, c[j], len,
+                                                free - o->s, 0, p)
+                           : BPTT_EINVAL; /* costed INF, never chosen */
         if (rc == BPTT_OK)
             rc = bptt_plan_push(p, BPTT_BACKWARD, c[j]);
         if (rc == BPTT_OK)
@@ -691,9 +727,9 @@ int bptt_online_finish(bptt_online *o, bptt_plan **out, size_t *prefix)
     if (keep) {
         /* s(j) holds h(j): a hidden state under an extra goes first */
         for (size_t a = 0, b = 0; a <= o->k && b < o->nx && rc == BPTT_OK;)
-            if (o->c[a] < o->xs[b])
+            if (o->c[a] < o->xs[o->xh + b])
                 a++;
-            else if (o->c[a] > o->xs[b])
+            else if (o->c[a] > o->xs[o->xh + b])
                 b++;
             else
                 rc = bptt_plan_push(p, BPTT_FREE_HIDDEN, o->c[a++]);
@@ -702,7 +738,7 @@ int bptt_online_finish(bptt_online *o, bptt_plan **out, size_t *prefix)
             rc = emit_reversal(o, o->tc, o->tk, kk, T, p);
     } else {
         for (size_t b = 0; b < o->nx && rc == BPTT_OK; b++)
-            rc = bptt_plan_push(p, BPTT_FREE_INTERNAL, o->xs[b]);
+            rc = bptt_plan_push(p, BPTT_FREE_INTERNAL, o->xs[o->xh + b]);
         const size_t kk = physical(o, 0, o->tc, o->tk);
         if (rc == BPTT_OK)
             rc = emit_reversal(o, o->tc, o->tk, kk, T, p);
@@ -752,8 +788,9 @@ static int online_copy(bptt_online **out, const bptt_online *o)
             bptt_online_free(d);
             return BPTT_ENOMEM;
         }
-        memcpy(d->xs, o->xs, o->nx * sizeof *d->xs);
+        memcpy(d->xs, o->xs + o->xh, o->nx * sizeof *d->xs);
         d->xcap = o->xcap;
+        d->xh = 0;
     }
     *out = d;
     return BPTT_OK;
@@ -776,7 +813,7 @@ int bptt_online_curve(const char *strategy, int64_t hidden_bytes,
     for (size_t T = 1; T <= t_max && rc == BPTT_OK && online; T++) {
         if (lookahead) {
             bptt_online *d = NULL;
-            rc = ensure_table(o, T + 1 + MSM_HORIZON_MAX);
+            rc = ensure_table(o, table_need(o, T + 1 + MSM_HORIZON_MAX));
             if (rc == BPTT_OK)
                 rc = online_copy(&d, o);
             if (rc == BPTT_OK)
@@ -795,7 +832,7 @@ int bptt_online_curve(const char *strategy, int64_t hidden_bytes,
         }
     }
     const int64_t h = o->h, s = o->s, m = o->m;
-    const int msm = o->msm;
+    const int msm = o->msm_asked;
     bptt_online_free(o);
     if (rc != BPTT_OK || !offline)
         return rc;
@@ -807,8 +844,9 @@ int bptt_online_curve(const char *strategy, int64_t hidden_bytes,
         return BPTT_OK;
     }
     bptt_table *tb = NULL;
+    const bptt_table_options topt = {.min_budget = m};
     rc = bptt_table_alloc(&tb, bptt_strategy_find("msm"), t_max, h, s, m,
-                          NULL);
+                          &topt);
     if (rc != BPTT_OK)
         return rc;
     for (size_t T = 1; T <= t_max; T++)

@@ -91,6 +91,21 @@ static void sizes(bptt_strbuf *b, int format, const bptt_plan_record *r,
                            s * q, r->memory * q, r->st->peak_units * q);
 }
 
+/* A plan's actions as the record's "schedule" array (nothing for NULL). */
+static void schedule_json(bptt_strbuf *b, const bptt_plan *schedule)
+{
+    if (!schedule)
+        return;
+    bptt_strbuf_puts(b, ",\"schedule\":[");
+    for (size_t i = 0; i < schedule->n_actions; i++)
+        bptt_strbuf_printf(b, "%s{\"op\":\"%s\",\"step\":%u}",
+                           i ? "," : "",
+                           bptt_op_name((int)schedule->actions[i].op),
+                           schedule->actions[i].step);
+    bptt_strbuf_puts(b, "]");
+}
+
+
 void bptt_plan_row(bptt_strbuf *b, int format, const bptt_plan_record *r,
                    const bptt_plan_sizes *z, double seconds,
                    size_t table_bytes, const bptt_plan *schedule)
@@ -131,15 +146,7 @@ void bptt_plan_row(bptt_strbuf *b, int format, const bptt_plan_record *r,
                            buf, seconds, table_bytes);
         if (z && z->cell)
             sizes(b, format, r, z);
-        if (schedule) {
-            bptt_strbuf_puts(b, ",\"schedule\":[");
-            for (size_t i = 0; i < schedule->n_actions; i++)
-                bptt_strbuf_printf(b, "%s{\"op\":\"%s\",\"step\":%u}",
-                                   i ? "," : "",
-                                   bptt_op_name((int)schedule->actions[i].op),
-                                   schedule->actions[i].step);
-            bptt_strbuf_puts(b, "]");
-        }
+        schedule_json(b, schedule);
         bptt_strbuf_puts(b, "}\n");
         break;
     }
@@ -339,15 +346,7 @@ void bptt_plan_online_row(bptt_strbuf *b, int format,
                                   "null"));
     if (z && z->cell)
         sizes(b, format, r, z);
-    if (schedule) {
-        bptt_strbuf_puts(b, ",\"schedule\":[");
-        for (size_t i = 0; i < schedule->n_actions; i++)
-            bptt_strbuf_printf(b, "%s{\"op\":\"%s\",\"step\":%u}",
-                               i ? "," : "",
-                               bptt_op_name((int)schedule->actions[i].op),
-                               schedule->actions[i].step);
-        bptt_strbuf_puts(b, "]");
-    }
+    schedule_json(b, schedule);
     bptt_strbuf_puts(b, "}\n");
 }
 

@@ -7,13 +7,14 @@
 #include <stdlib.h>
 
 #include "bptt.h"
+#include "costs.h"
 
 /* ---- closed forms ------------------------------------------------------ */
 
 /* binom(n, k), or cap when it is at least cap (cap <= INT64_MAX,
  * n < 2^64).  Runs min(k, n - k) steps, and fewer: binom(n, j) >= 2^j for
  * j <= n / 2, so it stops within 64 steps once it reaches cap. */
-static __int128 binom_capped(__int128 n, __int128 k, __int128 cap)
+__int128 planner_binom_capped(__int128 n, __int128 k, __int128 cap)
 {
     if (k < 0 || k > n)
         return 0;
@@ -39,7 +40,7 @@ int64_t bptt_hsm_closed_cost(int64_t t, int64_t m)
     int64_t lo = 0, hi = t;
     while (lo < hi) {
         const int64_t mid = lo + (hi - lo) / 2;
-        if (binom_capped((__int128)m + mid, m, t) >= t)
+        if (planner_binom_capped((__int128)m + mid, m, t) >= t)
             hi = mid;
         else
             lo = mid + 1;
@@ -49,7 +50,7 @@ int64_t bptt_hsm_closed_cost(int64_t t, int64_t m)
      * factor below t: b < t (m + 1) < 2^126 */
     __int128 b = 1;
     if (r > 0)
-        b = binom_capped((__int128)m + r - 1, m, t) * ((__int128)m + r) / r;
+        b = planner_binom_capped((__int128)m + r - 1, m, t) * ((__int128)m + r) / r;
     const __int128 b1 = b * r / ((__int128)m + 1); /* binom(m + r, m + 1) */
     const __int128 c = (__int128)(r + 1) * t - b1;
     return c > INT64_MAX || c < 0 ? -1 : (int64_t)c;

@@ -94,6 +94,10 @@ int planner_build_axis(bptt_table *tb);
 /* The plan of tb at budget m (a stored or closed-form column) onto plan
  * (emit.c). */
 int planner_dp_emit(const bptt_table *tb, int64_t m, bptt_plan *plan);
+/* binom(n, k), or cap when it is at least cap (cap <= INT64_MAX,
+ * n < 2^64), in bounded time (closed.c). */
+__int128 planner_binom_capped(__int128 n, __int128 k, __int128 cap);
+
 /* Cost of a cell of a DP table of two kinds: kind KIND_H (the start
  * counted in m) or KIND_S (the start an internal state held outside m),
  * len steps, budget m; -1 when infeasible or not served. */

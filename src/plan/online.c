@@ -35,6 +35,7 @@ struct bptt_online {
     int64_t slots;   /* hidden slots of the whole budget: m / h */
     size_t i;        /* steps run */
     int state;       /* 0: open, 1: the last step announced, 2: finished */
+    unsigned char *block; /* the arrays below up to xs, in one block */
     size_t *c;       /* checkpoints c[0..k], rising */
     unsigned char *kd; /* their kinds: KIND_H (h stored) or KIND_S (s) */
     size_t *tc;      /* scratch configurations of the rule (ccap) */
@@ -56,17 +57,7 @@ struct bptt_online {
 /* binom(n, k) capped at cap (>= 1). */
 static int64_t binom_cap(int64_t n, int64_t k, int64_t cap)
 {
-    if (k < 0 || k > n)
-        return 0;
-    if (n - k < k)
-        k = n - k;
-    __int128 b = 1;
-    for (int64_t j = 1; j <= k; j++) {
-        b = b * (n - k + j) / j;
-        if (b >= cap)
-            return cap;
-    }
-    return (int64_t)b;
+    return (int64_t)planner_binom_capped(n, k, cap);
 }
 
 /* Offline hsm cost of n steps with `slots` hidden slots (start's
@@ -376,31 +367,34 @@ static int log_push(bptt_online *o, const bptt_action *a, size_t n)
     return BPTT_OK;
 }
 
-/* Room for `cap` checkpoints in every array. */
+/* Room for `cap` checkpoints in every array: one block, the 8-byte
+ * arrays first; the checkpoints and their kinds carried over (the rest is
+ * scratch). */
 static int reserve(bptt_online *o, size_t cap)
 {
     if (cap <= o->ccap)
         return BPTT_OK;
-    size_t *c = planner_realloc(o->c, cap * sizeof *c);
-    if (c)
-        o->c = c;
-    size_t *tc = planner_realloc(o->tc, cap * sizeof *tc);
-    if (tc)
-        o->tc = tc;
-    unsigned char *kd = planner_realloc(o->kd, cap);
-    if (kd)
-        o->kd = kd;
-    unsigned char *tk = planner_realloc(o->tk, cap);
-    if (tk)
-        o->tk = tk;
-    int64_t *top = planner_realloc(o->top, cap * sizeof *top);
-    if (top)
-        o->top = top;
-    unsigned char *fx = planner_realloc(o->fixed, cap);
-    if (fx)
-        o->fixed = fx;
-    if (!c || !tc || !kd || !tk || !top || !fx)
+    const size_t per = 3 * sizeof(size_t) + 3;
+    if (cap > SIZE_MAX / per)
         return BPTT_ENOMEM;
+    unsigned char *blk = planner_malloc(cap * per);
+    if (!blk)
+        return BPTT_ENOMEM;
+    size_t *c = (size_t *)(void *)blk, *tc = c + cap;
+    int64_t *top = (int64_t *)(void *)(tc + cap);
+    unsigned char *kd = (unsigned char *)(top + cap), *tk = kd + cap;
+    if (o->ccap) {
+        memcpy(c, o->c, (o->k + 1) * sizeof *c);
+        memcpy(kd, o->kd, o->k + 1);
+    }
+    planner_free(o->block);
+    o->block = blk;
+    o->c = c;
+    o->tc = tc;
+    o->top = top;
+    o->kd = kd;
+    o->tk = tk;
+    o->fixed = tk + cap;
     o->ccap = cap;
     return BPTT_OK;
 }
@@ -479,12 +473,7 @@ void bptt_online_free(bptt_online *o)
     if (!o)
         return;
     bptt_table_free(o->tb);
-    planner_free(o->c);
-    planner_free(o->kd);
-    planner_free(o->tc);
-    planner_free(o->tk);
-    planner_free(o->top);
-    planner_free(o->fixed);
+    planner_free(o->block);
     planner_free(o->xs);
     planner_free(o->log);
     planner_free(o);
@@ -762,6 +751,7 @@ static int online_copy(bptt_online **out, const bptt_online *o)
     if (!d)
         return BPTT_ENOMEM;
     *d = *o;
+    d->block = NULL;
     d->c = NULL;
     d->kd = d->tk = d->fixed = NULL;
     d->tc = NULL;

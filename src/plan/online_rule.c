@@ -86,6 +86,27 @@ int64_t online_end_cost(const bptt_online *o, const size_t *c,
     return end_cost_by(o, c, kd, k, T, 0);
 }
 
+/* online_end_cost summed over the ends e0..e1: the segments before the
+ * last checkpoint are the same at every end, so they are costed once. */
+static int64_t ends_cost(const bptt_online *o, const size_t *c,
+                         const unsigned char *kd, size_t k, size_t e0,
+                         size_t e1)
+{
+    int64_t body = 0, held = 0;
+    for (size_t j = 0; j < k && body < INF; j++) {
+        body = add_cap(body, seg_cost(o, kd[j], c[j + 1] - c[j] -
+                                                    (kd[j + 1] == KIND_S),
+                                      o->m - held, 0));
+        held += online_units_of(o, kd[j]);
+    }
+    int64_t tot = 0;
+    for (size_t e = e0; e <= e1 && tot < INF; e++)
+        tot = add_cap(tot, add_cap(add_cap((int64_t)e, body),
+                                   seg_cost(o, kd[k], e - c[k] - 1,
+                                            o->m - held, 0)));
+    return tot;
+}
+
 int64_t online_held_units(const bptt_online *o, const unsigned char *kd,
                           size_t k)
 {
@@ -221,6 +242,7 @@ static size_t msm_horizon(const bptt_online *o)
 {
     return o->s == o->h ? 4 : MSM_HORIZON_MAX;
 }
+
 choice online_choose_mixed(bptt_online *o, size_t i, int last)
 {
     choice best = {-1, -1};
@@ -228,8 +250,7 @@ choice online_choose_mixed(bptt_online *o, size_t i, int last)
     /* the ends this choice serves: i + 1 alone when it is the last */
     const size_t e0 = last ? i + 1 : i + 2,
                  e1 = last ? i + 1 : i + 1 + msm_horizon(o);
-    for (size_t e = e0; e <= e1; e++)
-        bestc = add_cap(bestc, online_end_cost(o, o->c, o->kd, o->k, e));
+    bestc = ends_cost(o, o->c, o->kd, o->k, e0, e1);
     if (i == 0)
         return best;
     /* h(0) may go once s(1) is stored: nothing reads it any more */
@@ -243,9 +264,7 @@ choice online_choose_mixed(bptt_online *o, size_t i, int last)
             const size_t kk = online_apply(o, ch, i, o->tc, o->tk);
             if (online_held_units(o, o->tk, kk) > o->m)
                 continue;
-            int64_t sc = 0;
-            for (size_t e = e0; e <= e1; e++)
-                sc = add_cap(sc, online_end_cost(o, o->tc, o->tk, kk, e));
+            const int64_t sc = ends_cost(o, o->tc, o->tk, kk, e0, e1);
             if (sc < bestc) {
                 bestc = sc;
                 best = ch;

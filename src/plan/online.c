@@ -159,7 +159,9 @@ int bptt_online_next(bptt_online *o, int last, bptt_action *acts, size_t *n)
         return BPTT_ETOOBIG;
     int rc = reserve(o, o->k + o->nx + 3 > o->ccap ? 2 * (o->k + o->nx + 3)
                                                    : o->ccap);
-    if (rc == BPTT_OK && o->xh + o->nx + 1 > o->xcap && o->xh > o->nx) {
+    if (o->nx == 0)
+        o->xh = 0;
+    if (rc == BPTT_OK && o->xh + o->nx + 1 > o->xcap && o->xh > 0) {
         memmove(o->xs, o->xs + o->xh, o->nx * sizeof *o->xs); /* compact */
         o->xh = 0;
     }
@@ -387,7 +389,7 @@ static int online_copy(bptt_online **out, const bptt_online *o)
     d->tc = NULL;
     d->top = NULL;
     d->xs = NULL;
-    d->xcap = 0;
+    d->xh = d->xcap = 0;
     d->ccap = 0;
     /* the table is borrowed: the caller made it long enough for the
      * copy's step, and takes it back before freeing the copy */

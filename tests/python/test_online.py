@@ -95,6 +95,33 @@ def planner_cases():
            "finished")
 
 
+def planner_prefix():
+    """Plans for lengths T and T + k share what was handed out before
+    step T began (all of it, advance T included, without the lookahead)."""
+    for strat in bptt_msm.ONLINE_STRATEGIES:
+        for h, s, mem in [(1, 4, "3slots"), (1, 1, "10slots"), (1, 2, 41)]:
+            for look in (True, False):
+                plans = {}
+                for T in (1, 6, 25, 90):
+                    o = bptt_msm.OnlinePlanner(strat, h, s, mem)
+                    handed, kept = [], 0
+                    for t in range(T):
+                        if t == T - 1:
+                            kept = len(handed)
+                        handed.extend(o.next(look and t == T - 1))
+                    plans[T] = (o.finish(), kept if look else len(handed))
+                RAN.append("prefix %s %s lookahead %s" % (strat, mem, look))
+                for a in plans:
+                    for b in plans:
+                        if a < b:
+                            pa, same = plans[a]
+                            pb = plans[b][0]
+                            check(pa.actions[:same] == pb.actions[:same],
+                                  "online %s %s lookahead %s: T=%d and "
+                                  "T=%d differ within the first %d actions"
+                                  % (strat, mem, look, a, b, same))
+
+
 # ---- against the loops ----------------------------------------------------------
 
 def gen_loop(step, init, items):
@@ -632,7 +659,7 @@ def refusals():
 
 def main():
     start = time.monotonic()
-    cases = [planner_cases]
+    cases = [planner_cases, planner_prefix]
     if torch is None:
         print("SKIP: test_online: scan over an iterable and while_loop: "
               "python3 cannot import torch (apt-get install python3-torch)")

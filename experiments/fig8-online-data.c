@@ -39,8 +39,10 @@ static int read_revolve(const char *path, int64_t S, size_t top,
                         int64_t *rev)
 {
     FILE *f = fopen(path, "r");
-    if (!f)
+    if (!f) {
+        fprintf(stderr, "fig8-online-data: cannot read the -r file\n");
         return -1;
+    }
     char line[256];
     int rc = 0;
     unsigned long lineno = 0;
@@ -51,8 +53,9 @@ static int read_revolve(const char *path, int64_t S, size_t top,
         long long s, t, ops;
         if (sscanf(line, "%lld %lld %lld", &s, &t, &ops) != 3 || t < 1 ||
             ops < t) {
-            fprintf(stderr, "fig8-online-data: %s:%lu: not \"S T ops\"\n",
-                    path, lineno);
+            fprintf(stderr, "fig8-online-data: -r line %lu: not \"S T "
+                            "forward_ops\" with forward_ops >= T >= 1\n",
+                    lineno);
             rc = -1;
             break;
         }
@@ -112,10 +115,8 @@ int main(int argc, char **argv)
         }
         secs[k] = expt_now() - t0;
     }
-    if (rfile && read_revolve(rfile, S, top, v[4]) != 0) {
-        fprintf(stderr, "fig8-online-data: cannot read %s\n", rfile);
+    if (rfile && read_revolve(rfile, S, top, v[4]) != 0)
         return 1;
-    }
 
     size_t len[MAX_LENGTHS];
     const size_t n_len =

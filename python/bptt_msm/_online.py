@@ -15,6 +15,7 @@ from ._nest import _build, _describe, _flatten, _needs_grad, _spec_text
 from ._held import _storage_key
 from ._replay import _Autocast, _Replay, _autocast_state, _state_candidates
 from ._runner import _ADVANCE, _OPS, _Runner, _compile
+from ._scanfn import _Scan, _check_memory, _empty
 
 _END = object()  # what a source gives after its last item
 
@@ -323,7 +324,6 @@ def _run(step, holder, init, first_item, x_spec, params, memory, strategy,
     src.more(T): after step T, does step T + 1 run), the whole plan, and
     the node whose backward runs its reversal.  (final carry, ys), ys
     None where the step returns none."""
-    from .torch import _Scan
     carry, carry_spec = _flatten(init, "init")
     trace = [] if info is not None else None
     r = _OnlineRunner(step, carry_spec, len(carry), x_spec, trace)
@@ -518,7 +518,6 @@ def while_loop(cond, step, init, memory=None, strategy="msm", max_steps=None,
     if not isinstance(strategy, str):
         raise TypeError("%s: strategy must be a string, not %s"
                         % (_WNAME, _describe(strategy)))
-    from .torch import _check_memory, _empty
     _check_memory(memory)
     _budget(memory, strategy, "while_loop runs to an end not known before")
     carry, carry_spec = _flatten(init, "init")

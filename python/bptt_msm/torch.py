@@ -44,7 +44,6 @@ is called, and finds every tensor the steps reach that needs a gradient
 (the parameters); the rest runs in the backward of one autograd Function
 whose inputs are the init, the xs and those parameters, so autograd hands
 each parameter its gradient once, summed, as it does the loop's."""
-import math
 
 import torch
 
@@ -55,6 +54,7 @@ from ._nest import _build, _describe, _flatten
 from ._held import Sizes
 from ._replay import _Autocast, _Replay, _autocast_state, _state_candidates
 from ._runner import _Runner, _plan
+from ._scanfn import _Scan, _check_memory, _empty
 from . import _online
 from ._online import while_loop
 
@@ -78,33 +78,6 @@ DEFAULT_MEMORY = "10%"
 # (doc/pytorch.md, "Choosing a strategy"), scan took the same time under
 # either there, and Chen's segments store less
 _CHEN_OPS_RATIO = 1.15
-
-
-def _check_memory(memory):
-    if memory is None:
-        return
-    if isinstance(memory, bool) or not isinstance(memory, (int, str)):
-        raise TypeError("%s: memory must be an int (bytes) or a string such "
-                        "as '64MiB', '5%%' or '150slots', not %s"
-                        % (_NAME, _describe(memory)))
-    if isinstance(memory, str):
-        text = memory.strip()
-        try:
-            value = float(text)
-        except ValueError:
-            return
-        if value == int(value) if math.isfinite(value) else False:
-            n = int(value)
-            raise ValueError(
-                "%s: memory %r is a bare number: write bytes as an int (%d) "
-                "or with a unit ('%dB', '64MiB'), slots (carries) as "
-                "'%dslots', or a share of full BPTT's stored bytes as '5%%'"
-                % (_NAME, memory, n, n, n))
-        raise ValueError(
-            "%s: memory %r is a bare number: write a share of full BPTT's "
-            "stored bytes as a percentage ('%g%%'), bytes as an int or with "
-            "a unit ('64MiB'), slots (carries) as '150slots'"
-            % (_NAME, memory, 100 * value if 0 < value < 1 else 5))
 
 
 def _choose(runner, memory, strategy, segment):
@@ -173,51 +146,6 @@ def _default_memory(runner):
 
 
 # ---- the autograd node ----------------------------------------------------------
-
-class _Scan(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, runner, *flat):
-        ctx.set_materialize_grads(False)
-        ctx.runner = runner
-        # the inputs are saved only so that autograd checks, at backward,
-        # that none was changed in place since: scan reads them again
-        ctx.save_for_backward(*flat)
-        return runner.outputs
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, *grads):
-        ctx.saved_tensors  # autograd's check: an input changed in place
-        r = ctx.runner
-        if r.done:
-            raise RuntimeError("%s: backward through one scan twice; its "
-                               "states are gone (call scan again)" % _NAME)
-        r.done = True
-        nc = r.n_carry
-        r.grad_carry = tuple(grads[:nc])
-        r.grad_ys = tuple(grads[nc:])
-        r.grad_params = [None] * len(r.params)
-        r.sweep = False
-        if r.amp is None and _autocast_state() != r.autocast:
-            r.amp = _Autocast(r.autocast)
-        replay = r.replay
-        saved = replay.caller()
-        try:
-            r.run(len(r.actions))
-        finally:
-            replay.give_back(saved)
-            r.sstore.clear()
-            r.hstore.clear()
-        out = [None]  # the runner
-        for t, d in zip(r.init, r.grad_carry):
-            out.append(d if t.requires_grad else None)
-        out.extend(r.x_input_grads())
-        out.extend(r.grad_params)
-        if r.info is not None:
-            r.info["calls"] = r.calls
-            r.info["engine_runs"] = r.engine_runs
-        return tuple(out)
-
 
 def _cell_step(cell):
     """nn.RNNCell, nn.GRUCell, nn.LSTMCell as a step: carry h ((h, c) for
@@ -446,30 +374,3 @@ def _rest_plain(r, init, info):
         info.update(plan=None, strategy=None, calls=r.calls, sizes=r.sizes)
     return _build(r.carry_spec, carry), _stack(r.y_spec, ys, r.n_y) \
         if r.y_spec is not None else None
-
-
-def _empty(step, init, carry, xs, xs_spec, holder, info):
-    """T = 0: init, and ys with no step.  The ys' structure and shapes come
-    from one call of the step on zeros, whose effects (random draws,
-    buffers it changes) are undone."""
-    x = _build(xs_spec, [torch.zeros(s.shape[1:], dtype=s.dtype,
-                                     device=s.device) for s in xs]) \
-        if xs_spec is not None else None
-    replay = _Replay(_state_candidates(holder, ()), [])
-    saved = replay.rng()
-    spec = _flatten(init, "init")[1]
-    try:
-        with torch.no_grad():
-            out = step(_build(spec, [c.clone() for c in carry]), x)
-    finally:
-        replay.set_rng(saved)
-        replay.after_first()
-        replay.restore(None)
-    if not isinstance(out, (tuple, list)) or len(out) != 2:
-        raise TypeError("%s: step must return a pair (carry, y), not %s"
-                        % (_NAME, _describe(out)))
-    y, y_spec = _flatten(out[1], "the y step returned")
-    if info is not None:
-        info.update(plan=None, strategy=None, calls=0)
-    return init, _build(y_spec, [v.new_empty((0,) + tuple(v.shape))
-                                 for v in y])

@@ -256,198 +256,6 @@ typedef struct {
     int64_t budget_bytes, quantum;
 } run_state;
 
-/* ---- --online: sequences of unknown length ------------------------------ */
-
-/* A sequence: the bytes of a line (cut at --length) and the byte after its
- * last step: the separator, or the next byte of a line that was cut. */
-typedef struct {
-    const unsigned char *at;
-    size_t len;
-    unsigned char end;
-} run_line;
-
-struct run_text {
-    unsigned char *bytes;
-    size_t n_bytes;
-    run_line *lines;
-    size_t n_lines, longest;
-    int32_t class_of[256]; /* byte -> class: the sorted distinct bytes */
-    size_t classes;
-};
-
-/* What one --online iteration did. */
-struct run_row {
-    int64_t steps, forward_ops, plan_forward_ops;
-    size_t peak_bytes;
-    double loss;
-};
-
-static void text_free(struct run_text *t)
-{
-    if (!t)
-        return;
-    free(t->bytes);
-    free(t->lines);
-    free(t);
-}
-
-/* FILE of --task text:FILE split at the separator into its non-empty
- * lines, each cut at max steps: 0 with *out, or the error and its exit
- * code.  Before any work (the task reads the file again). */
-static int text_load(const run_args *a, size_t max, struct run_text **out)
-{
-    const char *path = a->task + 5;
-    *out = NULL;
-    struct run_text *t = calloc(1, sizeof *t);
-    FILE *f = t ? fopen(path, "rb") : NULL;
-    if (!t)
-        return cli_error(1, CMD, "out of memory");
-    if (!f) {
-        const int e = errno;
-        free(t);
-        return cli_error(EXIT_USAGE, CMD, "--task %s: %s", a->task,
-                         strerror(e));
-    }
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        free(t);
-        return cli_error(EXIT_USAGE, CMD, "--task %s: not a regular file "
-                         "(--online reads its lines before the run; give a "
-                         "text file)", a->task);
-    }
-    size_t cap = 0;
-    for (;;) {
-        if (t->n_bytes == cap) {
-            cap = cap ? 2 * cap : 65536;
-            unsigned char *b = realloc(t->bytes, cap);
-            if (!b) {
-                fclose(f);
-                text_free(t);
-                return cli_error(1, CMD, "out of memory");
-            }
-            t->bytes = b;
-        }
-        const size_t got = fread(t->bytes + t->n_bytes, 1, cap - t->n_bytes,
-                                 f);
-        t->n_bytes += got;
-        if (got == 0 || t->n_bytes >= (size_t)sb.st_size)
-            break; /* a file that grows as it is read: what it had */
-    }
-    const int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        text_free(t);
-        return cli_error(EXIT_USAGE, CMD, "--task %s: cannot be read",
-                         a->task);
-    }
-    const unsigned char sep = (unsigned char)a->separator;
-    int seen[256] = {0};
-    size_t n = 0;
-    for (size_t j = 0; j < t->n_bytes; j++) {
-        seen[t->bytes[j]] = 1;
-        n += t->bytes[j] == sep;
-    }
-    if (!seen[sep]) {
-        text_free(t);
-        return cli_error(EXIT_USAGE, CMD, "--separator: byte 0x%02x does "
-                         "not occur in %s (every line's last target is the "
-                         "separator)", sep, a->task + 5);
-    }
-    for (int c = 0; c < 256; c++)
-        t->class_of[c] = seen[c] ? (int32_t)t->classes++ : -1;
-    t->lines = calloc(n + 1, sizeof *t->lines);
-    if (!t->lines) {
-        text_free(t);
-        return cli_error(1, CMD, "out of memory");
-    }
-    for (size_t j = 0; j < t->n_bytes;) {
-        size_t e = j;
-        while (e < t->n_bytes && t->bytes[e] != sep)
-            e++;
-        if (e > j) {
-            run_line *l = &t->lines[t->n_lines++];
-            l->at = t->bytes + j;
-            l->len = e - j < max ? e - j : max;
-            l->end = l->len < e - j ? l->at[l->len] : sep;
-            if (l->len > t->longest)
-                t->longest = l->len;
-        }
-        j = e + 1;
-    }
-    if (t->n_lines == 0) {
-        text_free(t);
-        return cli_error(EXIT_USAGE, CMD, "--online: %s has no non-empty "
-                         "line (lines end at byte 0x%02x)", a->task + 5, sep);
-    }
-    *out = t;
-    return 0;
-}
-
-/* more (steps.h) over one line: step i + 1's input (one-hot of byte i)
- * and target (the next byte) into row i of the session's batch. */
-typedef struct {
-    const run_line *line;
-    const struct run_text *text;
-    bptt_real *x;
-    int32_t *y;
-    size_t X;
-} line_reader;
-
-static int line_more(void *ctx, size_t i, int *last)
-{
-    line_reader *r = ctx;
-    const run_line *l = r->line;
-    if (i >= l->len)
-        return 0;
-    bptt_real *x = r->x + i * r->X;
-    memset(x, 0, r->X * sizeof *x);
-    x[r->text->class_of[l->at[i]]] = 1;
-    r->y[i] = r->text->class_of[i + 1 < l->len ? l->at[i + 1] : l->end];
-    *last = i + 1 == l->len; /* the byte after it says so */
-    return 1;
-}
-
-/* The gradients of --online iteration it: line it (cyclically), planned
- * online (hsm, msm) or read whole and run by full BPTT; its row. */
-static int online_gradients(run_state *s, int64_t it,
-                            bptt_session_fault *f)
-{
-    const run_args *a = s->a;
-    run_result *r = s->r;
-    const bptt_batch *b = bptt_session_batch(s->session);
-    line_reader rd = {&s->text->lines[(size_t)it % s->text->n_lines],
-                      s->text, b->x, b->y, b->X};
-    bptt_online *o = NULL;
-    int rc = BPTT_OK;
-    if (strcmp(a->strategy->name, "full") != 0)
-        rc = bptt_online_new(&o, a->strategy->name, (int64_t)r->hidden_bytes,
-                             (int64_t)r->internal_bytes, s->budget_bytes,
-                             NULL);
-    bptt_plan *plan = NULL;
-    if (rc == BPTT_OK)
-        rc = bptt_session_gradients_online(s->session, o, line_more, &rd,
-                                           &r->ex, &plan, f);
-    bptt_online_free(o);
-    bptt_plan_stats vs;
-    if (rc == BPTT_OK && bptt_plan_validate(plan, &vs) != BPTT_OK)
-        rc = BPTT_EBADPLAN;
-    if (rc == BPTT_OK) {
-        r->plan_forward_ops = vs.forward_ops;
-        r->predicted_peak_bytes = vs.peak_units * s->quantum;
-        struct run_row *w = &s->rows[it];
-        w->steps = (int64_t)plan->length;
-        w->forward_ops = r->ex.forward_ops;
-        w->plan_forward_ops = vs.forward_ops;
-        w->peak_bytes = r->ex.checkpoint_peak_bytes;
-        w->loss = r->ex.loss;
-        if (w->peak_bytes > (size_t)s->budget_bytes)
-            rc = BPTT_EBADPLAN; /* the executor holds it: never */
-    }
-    bptt_plan_free(plan);
-    return rc;
-}
-
 /* The end of the line of a run that stops early, into buf: what was kept
  * (the trace, when it has a row; closed here) and what was not. */
 static const char *kept_text(run_state *s, char *buf, size_t cap)
@@ -528,7 +336,9 @@ static int iterate(run_state *s, int64_t it)
     if (s->points && it == a->iters - 1) /* the last iteration's actions */
         bptt_session_record(s->session, s->points);
     bptt_clock_start(&c0);
-    int rc = a->online ? online_gradients(s, it, &f)
+    int rc = a->online ? run_online_gradients(a, s->r, s->session, s->text,
+                                              s->budget_bytes, s->quantum,
+                                              it, &s->rows[it], &f)
                        : bptt_session_gradients(s->session, s->plan,
                                                 (size_t)it, &r->ex, &f);
     bptt_clock_stop(&c1);
@@ -702,13 +512,13 @@ int cli_run(int argc, char **argv)
     /* every check before the first allocation */
     struct run_text *text = NULL;
     if (a.online) {
-        if ((rc = text_load(&a, (size_t)a.length, &text)) != 0)
+        if ((rc = run_text_load(&a, (size_t)a.length, &text)) != 0)
             return rc;
         if (text->longest < (size_t)a.length) /* the room a line needs */
             a.length = (int64_t)text->longest;
     }
     rc = run_with(&a, text);
-    text_free(text);
+    run_text_free(text);
     return rc;
 }
 

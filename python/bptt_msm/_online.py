@@ -13,9 +13,8 @@ import bptt_msm as _planner
 from ._common import _NAME
 from ._nest import _build, _describe, _flatten, _needs_grad, _spec_text
 from ._held import _storage_key
-from ._replay import _Autocast, _Replay, _autocast_state, _state_candidates
 from ._runner import _ADVANCE, _OPS, _Runner, _compile
-from ._scanfn import _Scan, _check_memory, _empty
+from ._scanfn import _Scan, _armed_replay, _check_memory, _empty
 
 _END = object()  # what a source gives after its last item
 
@@ -330,15 +329,8 @@ def _run(step, holder, init, first_item, x_spec, params, memory, strategy,
     r.info = info
     r.add_item(first_item)
     src.start(r)
-    r.autocast = _autocast_state()
-    if r.autocast[0] or r.autocast[2]:
-        r.amp = _Autocast(r.autocast)
-    devices = sorted({t.device.index or 0 for t in
-                      list(carry) + list(first_item) + list(params)
-                      if t.device.type == "cuda"})
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        devices = sorted(set(devices) | {torch.cuda.current_device()})
-    replay = _Replay(_state_candidates(holder, ()), devices)
+    replay = _armed_replay(r, holder,
+                           list(carry) + list(first_item) + list(params))
     src.between.replay = replay
     r.first_online(carry, params, replay)
     src.between.check()

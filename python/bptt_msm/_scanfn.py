@@ -39,6 +39,20 @@ def _check_memory(memory):
             % (_NAME, memory, 100 * value if 0 < value < 1 else 5))
 
 
+def _armed_replay(r, holder, tensors):
+    """The run's autocast (r.amp where it is on) and the replay of the
+    random states, buffers and CUDA devices the step may touch, the
+    devices read from tensors (the carry, the inputs, the parameters)."""
+    r.autocast = _autocast_state()
+    if r.autocast[0] or r.autocast[2]:
+        r.amp = _Autocast(r.autocast)
+    devices = sorted({t.device.index or 0 for t in tensors
+                      if t.device.type == "cuda"})
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        devices = sorted(set(devices) | {torch.cuda.current_device()})
+    return _Replay(_state_candidates(holder, ()), devices)
+
+
 class _Scan(torch.autograd.Function):
     @staticmethod
     def forward(ctx, runner, *flat):

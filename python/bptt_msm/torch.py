@@ -52,9 +52,8 @@ import bptt_msm as _planner
 from ._common import _LOCAL, _NAME
 from ._nest import _build, _describe, _flatten
 from ._held import Sizes
-from ._replay import _Autocast, _Replay, _autocast_state, _state_candidates
 from ._runner import _Runner, _plan
-from ._scanfn import _Scan, _check_memory, _empty
+from ._scanfn import _Scan, _armed_replay, _check_memory, _empty
 from . import _online
 from ._online import while_loop
 
@@ -322,15 +321,8 @@ def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
     r = _Runner(step, carry_spec, len(carry), xs_flat, xs_spec, length,
                 reverse, trace)
     r.info = info
-    r.autocast = _autocast_state()
-    if r.autocast[0] or r.autocast[2]:
-        r.amp = _Autocast(r.autocast)
-    devices = sorted({t.device.index or 0 for t in
-                      list(carry) + list(xs_flat) + list(params)
-                      if t.device.type == "cuda"})
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        devices = sorted(set(devices) | {torch.cuda.current_device()})
-    replay = _Replay(_state_candidates(holder, ()), devices)
+    replay = _armed_replay(r, holder,
+                           list(carry) + list(xs_flat) + list(params))
     r.first(carry, params, replay)
     if not r.params and not any(c.requires_grad for c in carry) and \
             not r.x_grad:

@@ -66,6 +66,7 @@
 #include "npy.h"
 #include "session.h"
 #include "run.h"
+#include "run_online.h"
 #include "dump.h"
 #include "fields.h"
 #include "io/runrec.h"

@@ -10,7 +10,6 @@
 #include "cell.h"
 #include "cli.h"
 #include "session.h"
-#include "io/runrec.h"
 
 typedef struct {
     const bptt_cell_type *cell;
@@ -99,44 +98,5 @@ int run_budget(const char *cmd, const char *opt, const char *text, size_t T,
                const bptt_session_sizes *z, bptt_budget_resolved *r);
 /* Its form alone, before the sizes are known: 0, or the error. */
 int run_budget_form(const char *cmd, const char *opt, const char *text);
-
-/* ---- --online (run_online.c) ------------------------------------------- */
-
-/* A sequence: the bytes of a line (cut at --length) and the byte after its
- * last step: the separator, or the next byte of a line that was cut. */
-typedef struct {
-    const unsigned char *at;
-    size_t len;
-    unsigned char end;
-} run_line;
-
-struct run_text {
-    unsigned char *bytes;
-    size_t n_bytes;
-    run_line *lines;
-    size_t n_lines, longest;
-    int32_t class_of[256]; /* byte -> class: the sorted distinct bytes */
-    size_t classes;
-};
-
-/* What one --online iteration did. */
-struct run_row {
-    int64_t steps, forward_ops, plan_forward_ops;
-    size_t peak_bytes;
-    double loss;
-};
-
-/* The text of --task text:FILE split at --separator into its non-empty
- * lines, each cut at max steps: 0 with *out, or the error printed and its
- * exit code.  Before any work (the task reads the file again). */
-int run_text_load(const run_args *a, size_t max, struct run_text **out);
-void run_text_free(struct run_text *t); /* accepts NULL */
-/* The gradients of --online iteration it into session's: line it
- * (cyclically), planned online (hsm, msm) or read whole and run by full
- * BPTT (a->strategy); r's counts and *w, the iteration's row. */
-int run_online_gradients(const run_args *a, bptt_run_report *r,
-                         bptt_session *session, const struct run_text *text,
-                         int64_t budget_bytes, int64_t quantum, int64_t it,
-                         struct run_row *w, bptt_session_fault *f);
 
 #endif

@@ -12,6 +12,7 @@
 #include "session.h"
 #include "io/runrec.h"
 #include "run.h"
+#include "run_online.h"
 
 #define CMD "run"
 
@@ -48,6 +49,15 @@ int run_text_load(const run_args *a, size_t max, struct run_text **out)
         return cli_error(EXIT_USAGE, CMD, "--task %s: not a regular file "
                          "(--online reads its lines before the run; give a "
                          "text file)", a->task);
+    }
+    /* its bytes and the lines' table, at most a line per byte */
+    const int fits = run_fits(CMD, "--online: the text and its lines",
+                              (double)sb.st_size * (1.0 + sizeof(run_line)),
+                              "use a shorter text");
+    if (fits != 0) {
+        fclose(f);
+        free(t);
+        return fits;
     }
     size_t cap = 0;
     for (;;) {

@@ -131,18 +131,6 @@ void run_session_spec(const run_args *a, bptt_session_spec *sp)
  * allocated, in bytes (bptt_session_size). */
 typedef bptt_session_sizes run_sizes;
 
-int run_fits(const char *cmd, const char *what, double need,
-             const char *advice)
-{
-    double have;
-    if (bptt_memory_fits(need, 1, &have) == BPTT_OK)
-        return 0;
-    char n[32], h[32];
-    return cli_error(EXIT_USAGE, cmd, "%s %s, more than this machine's %s; %s",
-                     what, bptt_bytes_text(n, sizeof n, need),
-                     bptt_bytes_text(h, sizeof h, have), advice);
-}
-
 /* The sizes of a run (or of a comparison) before anything is allocated:
  * the task's and the model's, checked to fit in memory with at least one
  * stored state.  Fills *z, or prints the error and returns the exit

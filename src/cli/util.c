@@ -17,6 +17,7 @@
 #include "online.h"
 #include "cell.h"
 #include "cli.h"
+#include "run.h"
 #include "io/filewrite.h"
 
 void cli_put_escaped(FILE *f, const char *text, size_t n)
@@ -357,4 +358,19 @@ int cli_check_output(const char *cmd, const char *opt, const char *path,
                          "name a %s in a writable directory", opt, c.dir,
                          strerror(c.err), is_dir ? "directory" : "file");
     }
+}
+
+/* run.h: need bytes against this machine's memory, for run, compare and
+ * run --online (here, beside the other shared checks, so that none of
+ * them calls into another's file) */
+int run_fits(const char *cmd, const char *what, double need,
+             const char *advice)
+{
+    double have;
+    if (bptt_memory_fits(need, 1, &have) == BPTT_OK)
+        return 0;
+    char n[32], h[32];
+    return cli_error(EXIT_USAGE, cmd, "%s %s, more than this machine's %s; %s",
+                     what, bptt_bytes_text(n, sizeof n, need),
+                     bptt_bytes_text(h, sizeof h, have), advice);
 }

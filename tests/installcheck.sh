@@ -37,7 +37,7 @@ for f in "$bindir/bptt" "$libdir/libbpttcore.so" "$libdir/libbpttcore.a" \
 done
 
 # the installed headers: exactly those a library user calls (doc/api.md)
-public="bptt.h budget.h cell.h data.h exec.h finite.h mem.h model.h online.h optim.h real.h session.h steps.h"
+public="bptt.h budget.h cell.h data.h exec.h finite.h mem.h model.h online.h optim.h real.h session.h steps.h twolevel.h"
 got=$(cd "$includedir/bptt" && LC_ALL=C ls | tr '\n' ' ' | sed 's/ $//')
 [ "$got" = "$public" ] ||
     fail "installed headers: '$got', expected '$public'"

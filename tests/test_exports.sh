@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/test_exports.sh: each installed library exports exactly what its
 # installed headers declare, no more and no less.
-#   libbpttcore: bptt.h, mem.h, steps.h, budget.h, online.h
+#   libbpttcore: bptt.h, mem.h, steps.h, budget.h, online.h, twolevel.h
 #   libbptt:     real.h, cell.h, model.h, optim.h, data.h, exec.h,
 #                finite.h, session.h
 # The declared functions come from the compiler itself (gcc -aux-info over
@@ -24,7 +24,7 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { printf 'FAIL: %s\n' "$*"; fails=$((fails + 1)); }
 
-core="bptt.h mem.h steps.h budget.h online.h"
+core="bptt.h mem.h steps.h budget.h online.h twolevel.h"
 train="real.h cell.h model.h optim.h data.h exec.h finite.h session.h"
 
 # every installed header belongs to one library

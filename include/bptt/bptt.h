@@ -65,6 +65,13 @@ enum bptt_op {
     BPTT_BACKWARD,         /* backward op of step i (needs s(i)) */
     BPTT_FREE_HIDDEN,      /* release stored h(i) */
     BPTT_FREE_INTERNAL,    /* release stored s(i) */
+    /* the slow level of a two-level plan (twolevel.h, doc/twolevel.md) */
+    BPTT_WRITE_HIDDEN,     /* write the running h(i) to the slow level */
+    BPTT_WRITE_INTERNAL,   /* write the working s(i) to the slow level */
+    BPTT_READ_HIDDEN,      /* running state := h(i) read from the slow level */
+    BPTT_READ_INTERNAL,    /* read s(i): running state h(i), s(i) working */
+    BPTT_DROP_HIDDEN,      /* release h(i) on the slow level */
+    BPTT_DROP_INTERNAL,    /* release s(i) on the slow level */
     BPTT_N_OPS
 };
 
@@ -84,6 +91,10 @@ typedef struct {
     size_t n_actions;
     size_t capacity;
     bptt_action *actions; /* (n_actions) */
+    /* units the slow level may hold at any moment (twolevel.h): 0, as
+     * bptt_plan_alloc sets it, for a plan of one level;
+     * BPTT_SLOW_UNLIMITED (INT64_MAX) for no bound */
+    int64_t slow_budget;
 } bptt_plan;
 
 /* An empty plan; t >= 1, 1 <= h <= s, m >= 0 (out NULL: BPTT_EINVAL). */
@@ -105,6 +116,7 @@ enum bptt_violation {
     BPTT_V_BACKWARD_NO_STATE,/* backward i without s(i) */
     BPTT_V_INCOMPLETE,       /* plan ended before backward 1 */
     BPTT_V_LEAK,             /* plan ended with states still stored */
+    BPTT_V_SLOW_OVER_BUDGET, /* units on the slow level exceed its budget */
     BPTT_N_VIOLATIONS
 };
 
@@ -122,6 +134,11 @@ typedef struct {
      * bptt_plan_make (its quantum); the validator alone, which sees units
      * only, leaves it 0 */
     int64_t peak_bytes;
+    /* the slow level (twolevel.h): its most units at any moment, and the
+     * states written and read with their units */
+    int64_t slow_peak_units;
+    int64_t slow_writes, slow_reads;
+    int64_t slow_write_units, slow_read_units;
 } bptt_plan_stats;
 
 /* Symbolic execution of a plan under the rules of doc/design.md 2.3.

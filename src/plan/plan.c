@@ -22,6 +22,8 @@ static const char *const op_names[BPTT_N_OPS] = {
     "advance",          "save_hidden",  "save_internal",
     "restore_hidden",   "restore_internal", "backward",
     "free_hidden",      "free_internal",
+    "write_hidden",     "write_internal",  "read_hidden",
+    "read_internal",    "drop_hidden",     "drop_internal",
 };
 
 const char *bptt_op_name(int op)
@@ -72,6 +74,7 @@ static const char *const violation_names[BPTT_N_VIOLATIONS] = {
     "backward op without its internal state",
     "plan ended before every backward op ran",
     "plan ended with states still stored",
+    "units on the slow level exceed its budget",
 };
 
 const char *bptt_violation_str(int violation)
@@ -133,7 +136,13 @@ int bptt_plan_push(bptt_plan *plan, int op, size_t step)
 }
 
 /* Flags per step in the validator's state. */
-enum { HAS_HIDDEN = 1, HAS_INTERNAL = 2, COMPUTED = 4 };
+enum {
+    HAS_HIDDEN = 1,
+    HAS_INTERNAL = 2,
+    COMPUTED = 4,
+    SLOW_HIDDEN = 8,  /* h(i) on the slow level */
+    SLOW_INTERNAL = 16 /* s(i) on the slow level */
+};
 
 int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
 {
@@ -142,7 +151,8 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
     memset(st, 0, sizeof *st);
     if (plan->length < 1 || plan->length > UINT32_MAX - 1 ||
         plan->hidden_units < 1 || plan->internal_units < plan->hidden_units ||
-        plan->budget < 0 || (plan->n_actions && !plan->actions))
+        plan->budget < 0 || plan->slow_budget < 0 ||
+        (plan->n_actions && !plan->actions))
         return BPTT_EINVAL;
     st->n_actions = plan->n_actions;
     const size_t t = plan->length;
@@ -153,6 +163,7 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
 
     flag[0] = HAS_HIDDEN | COMPUTED;
     int64_t stored = h;
+    int64_t slow = 0; /* units on the slow level */
     st->peak_units = stored;
     long long pos = 0;   /* running state h(pos); -1: none */
     int working = 0;     /* s(pos) is the working internal state */
@@ -215,6 +226,54 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
             }
             break;
         }
+        case BPTT_WRITE_HIDDEN:
+        case BPTT_WRITE_INTERNAL: {
+            const int internal = a.op == BPTT_WRITE_INTERNAL;
+            const int bit = internal ? SLOW_INTERNAL : SLOW_HIDDEN;
+            const int64_t u = internal ? s : h;
+            if (pos != (long long)i)
+                v = BPTT_V_NO_RUNNING_STATE;
+            else if (internal && !working)
+                v = BPTT_V_NO_WORKING;
+            else if (flag[i] & bit)
+                v = BPTT_V_ALREADY_STORED;
+            else if (u > plan->slow_budget - slow)
+                v = BPTT_V_SLOW_OVER_BUDGET;
+            else {
+                flag[i] |= (unsigned char)bit;
+                slow += u;
+                if (slow > st->slow_peak_units)
+                    st->slow_peak_units = slow;
+                st->slow_writes++;
+                st->slow_write_units += u;
+            }
+            break;
+        }
+        case BPTT_READ_HIDDEN:
+        case BPTT_READ_INTERNAL: {
+            const int internal = a.op == BPTT_READ_INTERNAL;
+            if (!(flag[i] & (internal ? SLOW_INTERNAL : SLOW_HIDDEN)))
+                v = BPTT_V_NOT_STORED;
+            else {
+                pos = (long long)i;
+                working = internal && i >= 1; /* s(i) read whole */
+                st->slow_reads++;
+                st->slow_read_units += internal ? s : h;
+            }
+            break;
+        }
+        case BPTT_DROP_HIDDEN:
+        case BPTT_DROP_INTERNAL: {
+            const int internal = a.op == BPTT_DROP_INTERNAL;
+            const int bit = internal ? SLOW_INTERNAL : SLOW_HIDDEN;
+            if (!(flag[i] & bit))
+                v = BPTT_V_NOT_STORED;
+            else {
+                flag[i] &= (unsigned char)~bit;
+                slow -= internal ? s : h;
+            }
+            break;
+        }
         case BPTT_BACKWARD:
             if (i != next_bwd || i == 0)
                 v = BPTT_V_BACKWARD_ORDER;
@@ -250,7 +309,7 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
         k = plan->n_actions;
         if (next_bwd != 0)
             v = BPTT_V_INCOMPLETE;
-        else if (stored != 0)
+        else if (stored != 0 || slow != 0)
             v = BPTT_V_LEAK;
     }
     planner_free(flag);

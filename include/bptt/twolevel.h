@@ -1,0 +1,90 @@
+/* twolevel.h: plans over two levels of storage (doc/twolevel.md).
+ *
+ * Today's plans keep their checkpoints in one memory (the fast level: a
+ * GPU's memory, or RAM).  A two-level plan may also write hidden and
+ * internal states to a slower level (host memory behind PCIe, a local
+ * disk) and read them back: a write costs now and a read costs each time,
+ * but the fast memory they free saves recomputation.  The planner is the
+ * exact optimum of the cost
+ *
+ *     forward ops + write_cost x (states written) + read_cost x (states read)
+ *
+ * with each state counted in hidden states' worth (an internal state
+ * alpha of them), under a budget on each level that holds at every
+ * moment.  "hsm" stores hidden states only (on either level; with no slow
+ * level it is binomial checkpointing), "msm" both kinds on either level.
+ *
+ * The plan is an ordinary bptt_plan whose slow_budget is set and whose
+ * actions may include the slow level's ops (bptt.h: write_*, read_*,
+ * drop_*); bptt_plan_validate checks it and reports both levels' peaks
+ * and the states moved.
+ *
+ * Every function returns a status of enum bptt_status (or the value said
+ * beside it); nothing here prints or exits. */
+#ifndef BPTT_TWOLEVEL_H
+#define BPTT_TWOLEVEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bptt.h"
+
+#pragma GCC visibility push(default)
+
+/* A slow level that holds anything (bptt_slow_level.budget). */
+#define BPTT_SLOW_UNLIMITED INT64_MAX
+
+/* The largest write or read cost accepted, in forward ops per hidden
+ * state (a finite, non-negative number with at most this value). */
+#define BPTT_SLOW_COST_MAX 1e6
+
+typedef struct {
+    int64_t budget;    /* units on the slow level at any moment (0: none;
+                          BPTT_SLOW_UNLIMITED: no bound) */
+    double write_cost; /* forward ops per hidden state written (>= 0) */
+    double read_cost;  /* forward ops per hidden state read (>= 0) */
+} bptt_slow_level;
+
+/* What a two-level plan costs (the planner's optimum; the validator
+ * counts the same of the plan it emits). */
+typedef struct {
+    int64_t forward_ops;
+    int64_t slow_writes;      /* states written */
+    int64_t slow_reads;       /* states read */
+    int64_t slow_write_units; /* their units */
+    int64_t slow_read_units;
+    double cost; /* forward_ops + write_cost x write_units / h
+                    + read_cost x read_units / h */
+} bptt_twolevel_cost;
+
+typedef struct bptt_twolevel bptt_twolevel;
+
+/* The optimal two-level table of strategy ("hsm" or "msm": others
+ * BPTT_EUNKNOWN) for length t, state units h <= s, fast budget m units
+ * (h(0) counted, as in bptt.h) and the slow level `slow`.  The costs are
+ * kept in 2^-20 forward ops: a write or read cost is rounded to that.
+ * BPTT_EINFEASIBLE when m < h (h(0) starts in fast memory);
+ * BPTT_ETOOBIG when the table passes half of physical memory
+ * (bptt_twolevel_bytes_needed), before allocating; BPTT_EINVAL: NULL
+ * arguments, t < 1, h < 1, s < h, m < 0, a negative slow budget, a cost
+ * negative, NaN or above BPTT_SLOW_COST_MAX. */
+int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
+                        int64_t h, int64_t s, int64_t m,
+                        const bptt_slow_level *slow);
+void bptt_twolevel_free(bptt_twolevel *tl); /* accepts NULL */
+
+/* Bytes the table of these arguments holds (0: bad arguments; SIZE_MAX:
+ * more than a size_t). */
+size_t bptt_twolevel_bytes_needed(const char *strategy, size_t t, int64_t h,
+                                  int64_t s, int64_t m,
+                                  const bptt_slow_level *slow);
+
+/* The optimum for the table's length and budgets. */
+int bptt_twolevel_cost_of(const bptt_twolevel *tl, bptt_twolevel_cost *out);
+
+/* The plan of that optimum (budget m, slow_budget the slow level's). */
+int bptt_twolevel_plan(const bptt_twolevel *tl, bptt_plan **out);
+
+#pragma GCC visibility pop
+
+#endif /* BPTT_TWOLEVEL_H */

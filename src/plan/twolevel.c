@@ -44,6 +44,11 @@ struct bptt_twolevel {
     int64_t nm, nd;         /* columns: budgets 0..m, 0..d (1 if unlimited) */
     int64_t *cost;          /* [kind][mi][di][n] */
     int32_t *choice;        /* option | y << 3 */
+    int32_t *hull;          /* [kind][mi][di][0..t]: the lengths on the
+                               lower convex hull of each column's costs */
+    size_t *nhull;          /* [kind][mi][di]: how many */
+    size_t *hint;           /* [kind][mi][di][group]: where the group's
+                               bound was least at the length before */
 };
 
 static int unlimited(const bptt_twolevel *tl)
@@ -105,8 +110,153 @@ static int64_t add(int64_t a, int64_t b)
     return (a >= TL_INF || b >= TL_INF) ? TL_INF : a + b;
 }
 
+/* A group of splits: for y in [lo, hi],
+ *     f(y) = y + c + X_ck(n - y, cm, cd) + r + X_k(y - sh, mi, di),
+ * the child's column and the segment's own. */
+typedef struct {
+    int opt, ck, sh;
+    int64_t c, cm, cd;
+} group;
+
+static size_t column(const bptt_twolevel *tl, int k, int64_t mi, int64_t di)
+{
+    return ((size_t)k * (size_t)tl->nm + (size_t)mi) * (size_t)tl->nd +
+           (size_t)di;
+}
+
+static int64_t group_at(const bptt_twolevel *tl, const group *g, int k,
+                        size_t n, int64_t mi, int64_t di, int64_t r,
+                        size_t y)
+{
+    return add((int64_t)y * TL_Q + g->c,
+               add(get(tl, g->ck, g->cm, g->cd, n - y),
+                   add(r, get(tl, k, mi, di, y - (size_t)g->sh))));
+}
+
+/* An exact fraction num / den, den >= 1. */
+typedef struct {
+    __int128 num;
+    int64_t den;
+} frac;
+
+static int frac_lt(frac a, frac b)
+{
+    return a.num * b.den < b.num * a.den;
+}
+
+/* The lower convex hull of column col at length x (x at most the last
+ * length filled), exactly. */
+static frac hull_at(const bptt_twolevel *tl, size_t col, size_t x)
+{
+    const int32_t *hp = tl->hull + col * (tl->t + 1);
+    const size_t nh = tl->nhull[col];
+    const int64_t *cv = tl->cost + col * (tl->t + 1);
+    size_t lo = 0, hi = nh - 1; /* the last hull length <= x */
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo + 1) / 2;
+        if ((size_t)hp[mid] <= x)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    const size_t x1 = (size_t)hp[lo];
+    if (x1 == x || lo + 1 >= nh)
+        return (frac){cv[x1], 1};
+    const size_t x2 = (size_t)hp[lo + 1];
+    const int64_t den = (int64_t)(x2 - x1);
+    return (frac){(__int128)cv[x1] * den +
+                      (__int128)(cv[x2] - cv[x1]) * (int64_t)(x - x1),
+                  den};
+}
+
+/* The group's lower bound at y: both columns replaced by their hulls. */
+static frac group_lb(const bptt_twolevel *tl, const group *g, size_t cc,
+                     size_t co, size_t n, int64_t r, size_t y)
+{
+    const frac a = hull_at(tl, cc, n - y);
+    const frac b = hull_at(tl, co, y - (size_t)g->sh);
+    const __int128 base = (__int128)((int64_t)y * TL_Q + g->c + r);
+    return (frac){base * a.den * b.den + a.num * b.den + b.num * a.den,
+                  a.den * b.den};
+}
+
+/* The least f(y) over [lo, hi] that beats *best, exactly.  With each
+ * column replaced by its lower convex hull the group becomes a convex
+ * function lb(y) <= f(y): every y with f(y) < *best has lb(y) < *best,
+ * and those y form one range around lb's minimum.  So lb's minimum is
+ * found by bisection and f is tried outwards from it while lb stays
+ * below the best so far (doc/twolevel.md 3). */
+static void group_min(bptt_twolevel *tl, const group *g, int k,
+                      size_t n, int64_t mi, int64_t di, int64_t r,
+                      size_t lo, size_t hi, int64_t *best, int32_t *ch)
+{
+    if (lo > hi || g->cm < 0 || g->cd < 0)
+        return;
+    /* a segment one step longer costs at least one forward op more, so
+     * f(y) >= hi + c + r + X_ck(n - hi) + X_k(lo - sh) over the range */
+    if (add((int64_t)hi * TL_Q + g->c + r,
+            add(get(tl, g->ck, g->cm, g->cd, n - hi),
+                get(tl, k, mi, di, lo - (size_t)g->sh))) >= *best)
+        return;
+    const size_t cc = column(tl, g->ck, g->cm, g->cd);
+    const size_t co = column(tl, k, mi, di);
+    /* lb descends at y when lb(y + 1) < lb(y): true up to lb's least
+     * point and false from it (convexity), so that point is found from
+     * the least point at the length before, galloping then bisecting */
+#define DESC(y) ((y) < hi && frac_lt(group_lb(tl, g, cc, co, n, r, (y) + 1), \
+                                     group_lb(tl, g, cc, co, n, r, (y))))
+    size_t *hint = &tl->hint[co * 4 + (size_t)(g->opt - OPT_HF)];
+    size_t a, b; /* the answer lies in [a, b], DESC(b) false */
+    size_t y0 = *hint < lo ? lo : *hint > hi ? hi : *hint;
+    if (DESC(y0)) {
+        a = y0 + 1;
+        size_t step = 1;
+        b = y0 + 1;
+        while (DESC(b)) {
+            a = b + 1;
+            b = hi - b > step ? b + step : hi;
+            step *= 2;
+        }
+    } else {
+        b = y0;
+        size_t step = 1;
+        a = y0;
+        while (a > lo) {
+            const size_t c = a - lo > step ? a - step : lo;
+            if (DESC(c)) {
+                a = c + 1;
+                break;
+            }
+            b = c;
+            a = c;
+            step *= 2;
+        }
+    }
+    while (a < b) {
+        const size_t mid = a + (b - a) / 2;
+        if (DESC(mid))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+#undef DESC
+    *hint = a;
+    for (size_t y = a;; y--) {
+        if (!frac_lt(group_lb(tl, g, cc, co, n, r, y), (frac){*best, 1}))
+            break;
+        consider(group_at(tl, g, k, n, mi, di, r, y), g->opt, y, best, ch);
+        if (y == lo)
+            break;
+    }
+    for (size_t y = a + 1; y <= hi; y++) {
+        if (!frac_lt(group_lb(tl, g, cc, co, n, r, y), (frac){*best, 1}))
+            break;
+        consider(group_at(tl, g, k, n, mi, di, r, y), g->opt, y, best, ch);
+    }
+}
+
 /* The options of kind k at (n >= 1, mi, di) before any change of level. */
-static void base_cell(const bptt_twolevel *tl, int k, size_t n, int64_t mi,
+static void base_cell(bptt_twolevel *tl, int k, size_t n, int64_t mi,
                       int64_t di, int64_t *best, int32_t *ch)
 {
     const int64_t h = tl->h, s = tl->s, Q = TL_Q;
@@ -119,32 +269,59 @@ static void base_cell(const bptt_twolevel *tl, int k, size_t n, int64_t mi,
     consider(n > 1 ? add((int64_t)n * Q, add(r, get(tl, k, mi, di, n - 1)))
                    : Q,
              OPT_NOTHING, n, best, ch);
-    /* with the start freed first (an internal state at y = 1 of an owned
-     * start, whose left part is empty) */
-    const int64_t mfree = mi, dfree = di;
-    for (size_t y = 1; y < n; y++) {
-        const int64_t Y = (int64_t)y * Q;
-        const int64_t left = add(r, get(tl, k, mi, di, y));
-        if (mf >= h)
-            consider(add(Y, add(get(tl, TK_H, mf, df, n - y), left)), OPT_HF,
-                     y, best, ch);
-        if (dsub(tl, df, h) >= 0)
-            consider(add(Y + tl->wh, add(get(tl, TK_DH, mf, df, n - y), left)),
-                     OPT_HS, y, best, ch);
-        if (!tl->msm)
-            continue;
-        const int64_t left1 =
-            y > 1 ? add(r, get(tl, k, mi, di, y - 1)) : 0;
-        const int64_t m1 = y == 1 ? mfree : mf, d1 = y == 1 ? dfree : df;
-        if (m1 >= s)
-            consider(add(Y, add(get(tl, TK_S, m1 - s, d1, n - y), left1)),
-                     OPT_IF, y, best, ch);
-        const int64_t d2 = dsub(tl, d1, s);
-        if (d2 >= 0)
-            consider(add(Y + tl->ws + tl->rs,
-                         add(get(tl, TK_DS, m1, d2, n - y), left1)),
-                     OPT_IS, y, best, ch);
+    if (n < 2)
+        return;
+    /* an internal state at y = 1: an owned start is freed first (the
+     * left part is empty), so the whole of both budgets is left */
+    if (tl->msm) {
+        if (mi >= s)
+            consider(add(Q, get(tl, TK_S, mi - s, di, n - 1)), OPT_IF, 1,
+                     best, ch);
+        const int64_t d1 = dsub(tl, di, s);
+        if (d1 >= 0)
+            consider(add(Q + tl->ws + tl->rs, get(tl, TK_DS, mi, d1, n - 1)),
+                     OPT_IS, 1, best, ch);
     }
+    group g;
+    if (mf >= h) {
+        g = (group){OPT_HF, TK_H, 0, 0, mf, df};
+        group_min(tl, &g, k, n, mi, di, r, 1, n - 1, best, ch);
+    }
+    if (dsub(tl, df, h) >= 0) {
+        g = (group){OPT_HS, TK_DH, 0, tl->wh, mf, df};
+        group_min(tl, &g, k, n, mi, di, r, 1, n - 1, best, ch);
+    }
+    if (!tl->msm)
+        return;
+    if (mf >= s) {
+        g = (group){OPT_IF, TK_S, 1, 0, mf - s, df};
+        group_min(tl, &g, k, n, mi, di, r, 2, n - 1, best, ch);
+    }
+    if (dsub(tl, df, s) >= 0) {
+        g = (group){OPT_IS, TK_DS, 1, tl->ws + tl->rs, mf, dsub(tl, df, s)};
+        group_min(tl, &g, k, n, mi, di, r, 2, n - 1, best, ch);
+    }
+}
+
+/* Length n, just filled, joins its column's lower convex hull: the last
+ * hull point is dropped while it does not lie strictly below the line
+ * from the one before it to n. */
+static void hull_push(bptt_twolevel *tl, size_t col, size_t n)
+{
+    int32_t *hp = tl->hull + col * (tl->t + 1);
+    const int64_t *cv = tl->cost + col * (tl->t + 1);
+    size_t nh = tl->nhull[col];
+    while (nh >= 2) {
+        const size_t x1 = (size_t)hp[nh - 2], x2 = (size_t)hp[nh - 1];
+        /* (x2, v2) is on or above the chord from (x1, v1) to (n, vn) */
+        const __int128 lhs = (__int128)(cv[x2] - cv[x1]) * (int64_t)(n - x1);
+        const __int128 rhs = (__int128)(cv[n] - cv[x1]) * (int64_t)(x2 - x1);
+        if (lhs < rhs)
+            break;
+        nh--;
+    }
+    hp[nh++] = (int32_t)n;
+    tl->nhull[col] = nh;
 }
 
 /* Fill every cell of length n. */
@@ -159,7 +336,7 @@ static void fill_length(bptt_twolevel *tl, size_t n)
                 c[k] = 0;
                 if (!tl->msm && (k == TK_S || k == TK_DS))
                     continue;
-                if (!feasible(tl, k, mi, unlimited(tl) ? tl->h : di))
+                if (!feasible(tl, k, mi, di))
                     continue;
                 if (n == 0)
                     b[k] = 0;
@@ -181,6 +358,8 @@ static void fill_length(bptt_twolevel *tl, size_t n)
             for (int k = 0; k < TK_N; k++) {
                 tl->cost[cell(tl, k, mi, di, n)] = b[k];
                 tl->choice[cell(tl, k, mi, di, n)] = c[k];
+                if (b[k] < TL_INF)
+                    hull_push(tl, column(tl, k, mi, di), n);
             }
         }
 }
@@ -214,8 +393,10 @@ static size_t table_bytes(size_t t, int64_t m, int64_t d)
     const double cells = 4.0 * ((double)m + 1.0) *
                          (d == BPTT_SLOW_UNLIMITED ? 1.0 : (double)d + 1.0) *
                          ((double)t + 1.0);
-    const double b = cells * (sizeof(int64_t) + sizeof(int32_t)) +
-                     2.0 * (double)PLANNER_ALLOC_SLACK +
+    const double cols = cells / ((double)t + 1.0);
+    const double b = cells * (sizeof(int64_t) + 2 * sizeof(int32_t)) +
+                     5.0 * cols * sizeof(size_t) +
+                     5.0 * (double)PLANNER_ALLOC_SLACK +
                      (double)sizeof(bptt_twolevel) + PLANNER_SMALL_SLACK;
     return b >= (double)SIZE_MAX ? SIZE_MAX : (size_t)b;
 }
@@ -268,7 +449,10 @@ int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
     const size_t cells = 4u * (size_t)tl->nm * (size_t)tl->nd * (t + 1);
     tl->cost = planner_malloc(cells * sizeof *tl->cost);
     tl->choice = planner_malloc(cells * sizeof *tl->choice);
-    if (!tl->cost || !tl->choice) {
+    tl->hull = planner_malloc(cells * sizeof *tl->hull);
+    tl->nhull = planner_calloc(cells / (t + 1), sizeof *tl->nhull);
+    tl->hint = planner_calloc(cells / (t + 1) * 4, sizeof *tl->hint);
+    if (!tl->cost || !tl->choice || !tl->hull || !tl->nhull || !tl->hint) {
         bptt_twolevel_free(tl);
         return BPTT_ENOMEM;
     }
@@ -284,6 +468,9 @@ void bptt_twolevel_free(bptt_twolevel *tl)
         return;
     planner_free(tl->cost);
     planner_free(tl->choice);
+    planner_free(tl->hull);
+    planner_free(tl->nhull);
+    planner_free(tl->hint);
     planner_free(tl);
 }
 

@@ -44,24 +44,27 @@ static int reserve(bptt_online *o, size_t cap)
 {
     if (cap <= o->ccap)
         return BPTT_OK;
-    const size_t per = 3 * sizeof(size_t) + 3;
+    const size_t per = 4 * sizeof(size_t) + 3;
     if (cap > SIZE_MAX / per)
         return BPTT_ENOMEM;
     unsigned char *blk = planner_malloc(cap * per);
     if (!blk)
         return BPTT_ENOMEM;
     size_t *c = (size_t *)(void *)blk, *tc = c + cap;
-    int64_t *top = (int64_t *)(void *)(tc + cap);
-    unsigned char *kd = (unsigned char *)(top + cap), *tk = kd + cap;
+    int64_t *top = (int64_t *)(void *)(tc + cap), *lev = top + cap;
+    unsigned char *kd = (unsigned char *)(lev + cap), *tk = kd + cap;
     if (o->ccap) {
         memcpy(c, o->c, (o->k + 1) * sizeof *c);
+        memcpy(lev, o->lev, (o->k + 1) * sizeof *lev);
         memcpy(kd, o->kd, o->k + 1);
-    }
+    } else
+        lev[0] = 0;
     planner_free(o->block);
     o->block = blk;
     o->c = c;
     o->tc = tc;
     o->top = top;
+    o->lev = lev;
     o->kd = kd;
     o->tk = tk;
     o->fixed = tk + cap;
@@ -231,6 +234,13 @@ int bptt_online_next(bptt_online *o, int last, bptt_action *acts, size_t *n)
     if ((rc = log_push(o, a, na)) != BPTT_OK)
         return rc;
     if (ch.kind >= 0) {
+        if (ch.evict >= 0) {
+            const size_t e = (size_t)ch.evict;
+            memmove(o->lev + e, o->lev + e + 1, (o->k - e) * sizeof *o->lev);
+            o->lev[o->k] = o->newlev;
+        } else
+            o->lev[o->k + 1] = o->newlev;
+        o->newlev = 0;
         o->k = online_apply(o, ch, i, o->tc, o->tk);
         memcpy(o->c, o->tc, (o->k + 1) * sizeof *o->c);
         memcpy(o->kd, o->tk, o->k + 1);
@@ -388,6 +398,7 @@ static int online_copy(bptt_online **out, const bptt_online *o)
     d->kd = d->tk = d->fixed = NULL;
     d->tc = NULL;
     d->top = NULL;
+    d->lev = NULL;
     d->xs = NULL;
     d->xh = d->xcap = 0;
     d->ccap = 0;
@@ -402,6 +413,7 @@ static int online_copy(bptt_online **out, const bptt_online *o)
         return BPTT_ENOMEM;
     }
     memcpy(d->c, o->c, (o->k + 1) * sizeof *d->c);
+    memcpy(d->lev, o->lev, (o->k + 1) * sizeof *d->lev);
     memcpy(d->kd, o->kd, o->k + 1);
     if (o->nx) {
         d->xs = planner_malloc(o->xcap * sizeof *d->xs);

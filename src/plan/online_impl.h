@@ -44,6 +44,14 @@ struct bptt_online {
                         latest steps in memory the rule leaves (rising) */
     size_t xh, nx, xcap; /* xs[xh .. xh + nx): the live ones */
     unsigned char *fixed; /* the rule's fixed checkpoints (ccap) */
+    /* hsm past C(S+3, 3) (doc/online.md 2): Revolve's placement there,
+     * with levels.  lev[j]: twice c[j]'s level, plus one when it may be
+     * replaced ("dispensable"); carried with c */
+    int64_t *lev;
+    int64_t newlev;  /* lev of the state the rule stores now */
+    int lmode;       /* 0: look for a dispensable one; 1: move the latest */
+    size_t lnext;    /* the next step the rule looks at */
+    int64_t ljump;   /* the level the latest gets when moved */
     size_t k, ccap;
     bptt_table *tb;  /* msm: the offline table the costs come from */
     int keep_log;

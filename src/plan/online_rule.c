@@ -141,6 +141,94 @@ size_t online_apply(const bptt_online *o, choice ch, size_t i, size_t *tc,
     return k + 1;
 }
 
+/* hsm with 3 slots past C(5, 2) = 10 steps (doc/online.md 2): Revolve's
+ * placement, a base checkpoint b and one after it at b + C(j, 2) for j
+ * from s to l; at b + C(l, 2) that one becomes the next base and the old
+ * base gives way.  The epochs e = 0, 1, ...: b_0 = 10, s = 3 + (e+1)/2,
+ * l = 5 + e. */
+static choice rule_three(const bptt_online *o, size_t i)
+{
+    const choice none = {-1, -1};
+    const long k = (long)o->k;
+    if (i == 10)
+        return (choice){KIND_H, k};
+    size_t b = 10;
+    for (size_t e = 0;; e++) {
+        const size_t s = 3 + (e + 1) / 2, l = 5 + e;
+        const size_t nb = b + l * (l - 1) / 2;
+        if (i <= nb) {
+            for (size_t j = s; j <= l; j++)
+                if (b + j * (j - 1) / 2 == i)
+                    return (choice){KIND_H, j == s ? 1 : k};
+            return none;
+        }
+        b = nb;
+    }
+}
+
+/* hsm with S >= 4 slots from P = C(S+3, 3) on (doc/online.md 2):
+ * Revolve's placement there (Wang, Moin and Iaccarino's levels).  Steps P
+ * to P + S - 2 are stored, each in place of a checkpoint from before P
+ * (the one whose loss costs least at the next end), P at level 3 and the
+ * others at 0.  Then, looking at step i: if a checkpoint is dispensable
+ * (a later one has a higher level), the latest such gives way to h(i) at
+ * level 0; else, with l the least level, h(i + l + 1) replaces the latest
+ * checkpoint at level l + 1, and those before it with a lower level
+ * become dispensable. */
+static choice rule_levels(bptt_online *o, size_t i, int64_t P)
+{
+    const choice none = {-1, -1};
+    const size_t k = o->k;
+    const size_t *c = o->c;
+    int64_t *lev = o->lev;
+    if (i <= (size_t)P + (size_t)o->slots - 2) {
+        choice best = none;
+        int64_t bestc = INT64_MAX;
+        for (size_t j = 1; j <= k; j++) {
+            if (c[j] >= (size_t)P)
+                continue;
+            const choice ch = {KIND_H, (long)j};
+            const size_t kk = online_apply(o, ch, i, o->tc, o->tk);
+            const int64_t sc = end_cost_by(o, o->tc, o->tk, kk, i + 2, 1);
+            if (sc < bestc) {
+                bestc = sc;
+                best = ch;
+            }
+        }
+        if (best.kind < 0 && (int64_t)k + 1 < o->slots)
+            best = (choice){KIND_H, -1};
+        o->newlev = i == (size_t)P ? 2 * 3 : 0;
+        o->lmode = 0;
+        o->lnext = i + 1;
+        return best;
+    }
+    if (i < o->lnext)
+        return none;
+    if (o->lmode == 1) {
+        for (size_t j = 1; j < k; j++)
+            if (lev[j] / 2 < o->ljump)
+                lev[j] |= 1;
+        o->newlev = 2 * o->ljump;
+        o->lmode = 0;
+        o->lnext = i + 1;
+        return (choice){KIND_H, (long)k};
+    }
+    for (size_t j = k; j >= 1; j--)
+        if (lev[j] & 1) {
+            o->newlev = 0;
+            o->lnext = i + 1;
+            return (choice){KIND_H, (long)j};
+        }
+    int64_t lmin = INT64_MAX;
+    for (size_t j = 1; j <= k; j++)
+        if (lev[j] / 2 < lmin)
+            lmin = lev[j] / 2;
+    o->lmode = 1;
+    o->ljump = lmin + 1;
+    o->lnext = i + (size_t)lmin + 1;
+    return none;
+}
+
 /* hsm: the state of step i (step i + 1 runs next and is not the last) is
  * stored when the gaps' rule says so (doc/online.md 2). */
 choice online_choose_hidden(bptt_online *o, size_t i)
@@ -153,6 +241,13 @@ choice online_choose_hidden(bptt_online *o, size_t i)
         return (choice){KIND_H, -1};
     if (o->k == 0)
         return none; /* one slot: h(0) alone */
+    if (S == 3 && i >= 10)
+        return rule_three(o, i);
+    if (S >= 4) {
+        const int64_t P = binom_cap(S + 3, 3, INF);
+        if ((int64_t)i >= P)
+            return rule_levels(o, i, P);
+    }
     const size_t *c = o->c, k = o->k;
     const int64_t Tn = (int64_t)i + 2; /* the next end this choice sees */
     int64_t r = 1;

@@ -82,6 +82,13 @@ size_t bptt_twolevel_bytes_needed(const char *strategy, size_t t, int64_t h,
 /* The optimum for the table's length and budgets. */
 int bptt_twolevel_cost_of(const bptt_twolevel *tl, bptt_twolevel_cost *out);
 
+/* The optimum, in forward ops, for a length t' <= t, a fast budget m' <= m
+ * and a slow budget d' <= d (BPTT_SLOW_UNLIMITED where the table's is):
+ * the table holds them all.  -1 when infeasible, out of the table or tl
+ * is NULL. */
+double bptt_twolevel_cost_at(const bptt_twolevel *tl, size_t t, int64_t m,
+                             int64_t d);
+
 /* The plan of that optimum (budget m, slow_budget the slow level's). */
 int bptt_twolevel_plan(const bptt_twolevel *tl, bptt_plan **out);
 

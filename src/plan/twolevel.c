@@ -663,6 +663,17 @@ int bptt_twolevel_plan(const bptt_twolevel *tl, bptt_plan **out)
     return BPTT_OK;
 }
 
+double bptt_twolevel_cost_at(const bptt_twolevel *tl, size_t t, int64_t m,
+                             int64_t d)
+{
+    if (!tl || t > tl->t || m < 0 || m > tl->m || d < 0)
+        return -1.0;
+    if (unlimited(tl) ? d != BPTT_SLOW_UNLIMITED : d > tl->d)
+        return -1.0;
+    const int64_t c = get(tl, TK_H, m, unlimited(tl) ? 0 : d, t);
+    return c >= TL_INF ? -1.0 : (double)c / (double)TL_Q;
+}
+
 int bptt_twolevel_cost_of(const bptt_twolevel *tl, bptt_twolevel_cost *out)
 {
     if (!tl || !out)

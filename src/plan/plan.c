@@ -262,18 +262,6 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
             }
             break;
         }
-        case BPTT_DROP_HIDDEN:
-        case BPTT_DROP_INTERNAL: {
-            const int internal = a.op == BPTT_DROP_INTERNAL;
-            const int bit = internal ? SLOW_INTERNAL : SLOW_HIDDEN;
-            if (!(flag[i] & bit))
-                v = BPTT_V_NOT_STORED;
-            else {
-                flag[i] &= (unsigned char)~bit;
-                slow -= internal ? s : h;
-            }
-            break;
-        }
         case BPTT_BACKWARD:
             if (i != next_bwd || i == 0)
                 v = BPTT_V_BACKWARD_ORDER;
@@ -288,14 +276,21 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
             }
             break;
         case BPTT_FREE_HIDDEN:
-        case BPTT_FREE_INTERNAL: {
-            const int internal = a.op == BPTT_FREE_INTERNAL;
-            const int bit = internal ? HAS_INTERNAL : HAS_HIDDEN;
+        case BPTT_FREE_INTERNAL:
+        case BPTT_DROP_HIDDEN:
+        case BPTT_DROP_INTERNAL: {
+            /* a release, in fast memory (free) or on the slow level */
+            const int internal =
+                a.op == BPTT_FREE_INTERNAL || a.op == BPTT_DROP_INTERNAL;
+            const int on_slow =
+                a.op == BPTT_DROP_HIDDEN || a.op == BPTT_DROP_INTERNAL;
+            const int bit = on_slow ? (internal ? SLOW_INTERNAL : SLOW_HIDDEN)
+                                    : (internal ? HAS_INTERNAL : HAS_HIDDEN);
             if (!(flag[i] & bit))
                 v = BPTT_V_NOT_STORED;
             else {
                 flag[i] &= (unsigned char)~bit;
-                stored -= internal ? s : h;
+                *(on_slow ? &slow : &stored) -= internal ? s : h;
             }
             break;
         }

@@ -28,7 +28,9 @@ enum {
     OPT_IF,          /* s(y) in fast memory */
     OPT_IS,          /* s(y) on the slow level */
     OPT_TO_H,        /* the start copied to fast memory (from DH or DS) */
-    OPT_TO_DH        /* the start written to the slow level (from H or DS) */
+    OPT_TO_DH,       /* the start written to the slow level (from H or DS) */
+    OPT_TO_S         /* DS: s(start) copied to fast memory, the slow copy
+                        dropped */
 };
 
 /* Costs are integers in 2^-20 forward ops. */
@@ -43,7 +45,7 @@ struct bptt_twolevel {
     int64_t wh, ws, rh, rs; /* a write or read of h or s units, scaled */
     int64_t nm, nd;         /* columns: budgets 0..m, 0..d (1 if unlimited) */
     int64_t *cost;          /* [kind][mi][di][n] */
-    int32_t *choice;        /* option | y << 3 */
+    int32_t *choice;        /* option | y << 4 */
     int32_t *hull;          /* [kind][mi][di][0..t]: the lengths on the
                                lower convex hull of each column's costs */
     size_t *nhull;          /* [kind][mi][di]: how many */
@@ -101,7 +103,7 @@ static void consider(int64_t c, int opt, size_t y, int64_t *best,
 {
     if (c < *best) {
         *best = c;
-        *ch = (int32_t)((int64_t)opt | (int64_t)y << 3);
+        *ch = (int32_t)((int64_t)opt | (int64_t)y << 4);
     }
 }
 
@@ -263,23 +265,28 @@ static void base_cell(bptt_twolevel *tl, int k, size_t n, int64_t mi,
     const int64_t r = restart_cost(tl, k);
     const int64_t mf = mi - (owns_fast(k) ? h : 0);
     const int64_t df = owns_slow(k) ? dsub(tl, di, h) : di;
+    /* a DS segment ends with s(start) read back for its backward (its
+     * left part of length 0 costs that read) */
+    const int ds = k == TK_DS;
     *best = TL_INF;
     *ch = 0;
     /* nothing stored */
-    consider(n > 1 ? add((int64_t)n * Q, add(r, get(tl, k, mi, di, n - 1)))
-                   : Q,
+    consider(n > 1 || ds
+                 ? add((int64_t)n * Q, add(r, get(tl, k, mi, di, n - 1)))
+                 : Q,
              OPT_NOTHING, n, best, ch);
     if (n < 2)
         return;
     /* an internal state at y = 1: an owned start is freed first (the
      * left part is empty), so the whole of both budgets is left */
     if (tl->msm) {
+        const int64_t tail = ds ? r : 0;
         if (mi >= s)
-            consider(add(Q, get(tl, TK_S, mi - s, di, n - 1)), OPT_IF, 1,
-                     best, ch);
+            consider(add(Q + tail, get(tl, TK_S, mi - s, di, n - 1)), OPT_IF,
+                     1, best, ch);
         const int64_t d1 = dsub(tl, di, s);
         if (d1 >= 0)
-            consider(add(Q + tl->ws + tl->rs, get(tl, TK_DS, mi, d1, n - 1)),
+            consider(add(Q + tl->ws + tail, get(tl, TK_DS, mi, d1, n - 1)),
                      OPT_IS, 1, best, ch);
     }
     group g;
@@ -298,7 +305,7 @@ static void base_cell(bptt_twolevel *tl, int k, size_t n, int64_t mi,
         group_min(tl, &g, k, n, mi, di, r, 2, n - 1, best, ch);
     }
     if (dsub(tl, df, s) >= 0) {
-        g = (group){OPT_IS, TK_DS, 1, tl->ws + tl->rs, mf, dsub(tl, df, s)};
+        g = (group){OPT_IS, TK_DS, 1, tl->ws, mf, dsub(tl, df, s)};
         group_min(tl, &g, k, n, mi, di, r, 2, n - 1, best, ch);
     }
 }
@@ -350,9 +357,21 @@ static void fill_length(bptt_twolevel *tl, size_t n)
                 consider(add(tl->wh, dhb), OPT_TO_DH, 0, &b[TK_H], &c[TK_H]);
                 consider(hb, OPT_TO_H, 0, &b[TK_DH], &c[TK_DH]);
                 if (tl->msm) {
-                    consider(hb, OPT_TO_H, 0, &b[TK_DS], &c[TK_DS]);
-                    consider(add(tl->wh, dhb), OPT_TO_DH, 0, &b[TK_DS],
+                    /* DS: h(start) kept apart (then s(start) read back for
+                     * its backward at the end), or s(start) moved to fast
+                     * memory whole, freeing the slow level */
+                    consider(add(hb, tl->rs), OPT_TO_H, 0, &b[TK_DS],
                              &c[TK_DS]);
+                    consider(add(tl->wh, add(dhb, tl->rs)), OPT_TO_DH, 0,
+                             &b[TK_DS], &c[TK_DS]);
+                    if (mi >= tl->s) {
+                        const int64_t d2 = unlimited(tl) ? 0
+                                           : di + tl->s < tl->nd
+                                               ? di + tl->s
+                                               : tl->nd - 1;
+                        consider(get(tl, TK_S, mi - tl->s, d2, n), OPT_TO_S,
+                                 0, &b[TK_DS], &c[TK_DS]);
+                    }
                 }
             }
             for (int k = 0; k < TK_N; k++) {
@@ -378,7 +397,7 @@ static int strategy_msm(const char *strategy)
 static int args_ok(size_t t, int64_t h, int64_t s, int64_t m,
                    const bptt_slow_level *slow)
 {
-    if (!slow || t < 1 || t > (size_t)INT32_MAX >> 3 || h < 1 || s < h ||
+    if (!slow || t < 1 || t > (size_t)INT32_MAX >> 4 || h < 1 || s < h ||
         m < 0 || slow->budget < 0)
         return 0;
     const double c[2] = {slow->write_cost, slow->read_cost};
@@ -557,11 +576,15 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
     bptt_plan *p = e->plan;
     const int k = x.k;
     const size_t a = x.a, n = x.n;
+    if (n == 0 && k == TK_DS) { /* s(a) is working: its backward */
+        const int rc = bptt_plan_push(p, BPTT_BACKWARD, a);
+        return rc != BPTT_OK ? rc : bptt_plan_push(p, BPTT_DROP_INTERNAL, a);
+    }
     if (n == 0)
         return free_start(p, k, a);
     const int32_t ch = tl->choice[cell(tl, k, x.mi, x.di, n)];
-    const int opt = ch & 7;
-    const size_t y = (size_t)(ch >> 3);
+    const int opt = ch & 15;
+    const size_t y = (size_t)(ch >> 4);
     const int64_t h = tl->h, s = tl->s;
     const int64_t mf = x.mi - (owns_fast(k) ? h : 0);
     const int64_t df = owns_slow(k) ? dsub(tl, x.di, h) : x.di;
@@ -573,7 +596,7 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
             rc = bptt_plan_push(p, BPTT_BACKWARD, a + n);
         if (rc != BPTT_OK)
             return rc;
-        if (n == 1)
+        if (n == 1 && k != TK_DS)
             return free_start(p, k, a);
         return push_left(e, k, a, n - 1, x.mi, x.di);
     case OPT_HF:
@@ -602,16 +625,14 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
         if (rc == BPTT_OK)
             rc = bptt_plan_push(
                 p, fast ? BPTT_SAVE_INTERNAL : BPTT_WRITE_INTERNAL, a + y);
-        if (rc == BPTT_OK && y > 1)
+        if (rc == BPTT_OK && (y > 1 || k == TK_DS))
             rc = push_left(e, k, a, y - 1, x.mi, x.di);
-        /* after the child: (read s(y)), backward y, release s(y) */
-        if (rc == BPTT_OK)
-            rc = push_act(e, fast ? BPTT_FREE_INTERNAL : BPTT_DROP_INTERNAL,
-                          a + y);
-        if (rc == BPTT_OK)
+        /* after the child: backward y, s(y) freed (a DS child reads s(y)
+         * back, runs backward y and drops it itself) */
+        if (rc == BPTT_OK && fast)
+            rc = push_act(e, BPTT_FREE_INTERNAL, a + y);
+        if (rc == BPTT_OK && fast)
             rc = push_act(e, BPTT_BACKWARD, a + y);
-        if (rc == BPTT_OK && !fast)
-            rc = push_act(e, BPTT_READ_INTERNAL, a + y);
         if (rc == BPTT_OK)
             rc = fast ? push_seg(e, TK_S, a + y, n - y, m1 - s, d1)
                       : push_seg(e, TK_DS, a + y, n - y, m1,
@@ -619,15 +640,32 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
         return rc;
     }
     case OPT_TO_H:
-        rc = bptt_plan_push(p, BPTT_SAVE_HIDDEN, a);
-        if (rc == BPTT_OK && k == TK_DH)
-            rc = bptt_plan_push(p, BPTT_DROP_HIDDEN, a);
-        return rc != BPTT_OK ? rc : push_seg(e, TK_H, a, n, x.mi, x.di);
-    case OPT_TO_DH:
-        rc = bptt_plan_push(p, BPTT_WRITE_HIDDEN, a);
-        if (rc == BPTT_OK && k == TK_H)
-            rc = bptt_plan_push(p, BPTT_FREE_HIDDEN, a);
-        return rc != BPTT_OK ? rc : push_seg(e, TK_DH, a, n, x.mi, x.di);
+    case OPT_TO_DH: {
+        const int to_h = opt == OPT_TO_H;
+        rc = bptt_plan_push(p, to_h ? BPTT_SAVE_HIDDEN : BPTT_WRITE_HIDDEN,
+                            a);
+        if (rc == BPTT_OK && k == (to_h ? TK_DH : TK_H))
+            rc = bptt_plan_push(p, to_h ? BPTT_DROP_HIDDEN : BPTT_FREE_HIDDEN,
+                                a);
+        if (rc == BPTT_OK && k == TK_DS) /* then s(a) back, its backward */
+            rc = push_left(e, TK_DS, a, 0, 0, 0);
+        return rc != BPTT_OK ? rc
+                             : push_seg(e, to_h ? TK_H : TK_DH, a, n, x.mi,
+                                        x.di);
+    }
+    case OPT_TO_S: {
+        const int64_t d2 = unlimited(tl)            ? 0
+                           : x.di + s < tl->nd ? x.di + s
+                                                    : tl->nd - 1;
+        rc = bptt_plan_push(p, BPTT_SAVE_INTERNAL, a);
+        if (rc == BPTT_OK)
+            rc = bptt_plan_push(p, BPTT_DROP_INTERNAL, a);
+        if (rc == BPTT_OK)
+            rc = push_act(e, BPTT_FREE_INTERNAL, a);
+        if (rc == BPTT_OK)
+            rc = push_act(e, BPTT_BACKWARD, a);
+        return rc != BPTT_OK ? rc : push_seg(e, TK_S, a, n, x.mi - s, d2);
+    }
     default:
         return BPTT_EINVAL; /* an infeasible cell: never asked */
     }

@@ -15,7 +15,11 @@
  *   - the limits: with no slow level, the one-level planner's cost
  *     (bptt_table_cost of hsm and msm) up to t = 300; with a free slow
  *     level of no bound, 2t - 1 (hsm) and t (msm);
- *   - H-Revolve's published counts (t = 1000, 10 slots, wd = rd = 2);
+ *   - H-Revolve's published counts (t = 1000, 10 slots, wd = rd = 2), and
+ *     hsm equal to H-Revolve's optimum at every row of a table computed
+ *     with checkpoint_schedules' own programme (results/
+ *     hrevolve-twolevel.tsv: N to 1000 and 10^4, six memory and six disk
+ *     budgets, five cost pairs);
  *   - refusals, the validator's rules for the slow level's ops, and every
  *     allocation failing in turn, which leaves nothing held.
  *
@@ -155,16 +159,13 @@ static const int64_t size_cases[][2] = {{1, 1}, {1, 2}, {1, 3}, {2, 3}};
 /* One length, strategy and sizes, over every budget and cost pair: the
  * planner's cost equals the search's optimum.
  *
- * KNOWN GAP, found by this test (reported; the planner is to be fixed,
- * this test is not to be loosened): msm at alpha = 1 (and 1.5) from t = 5
- * on.  The smallest case in this grid: t = 5, alpha = 1, m = 1, d = 1,
- * wd = rd = 1, optimum 9 (7 forward ops, one write, one read), planner 10.
- * The optimal schedule keeps s(1) on the slow level while s(3) holds the
- * fast memory, and then reads s(1) back INTO fast memory (read_internal 1;
- * save_internal 1), so that step 2 runs from it and backward 1 needs no
- * second read: a parent's internal state on the slow level (the
- * planner's kind DS) moved up to fast memory at a restart, which none of
- * the planner's options does.  test_gap_witness pins that schedule. */
+ * This search found the planner's one missing option (msm at alpha 1 and
+ * 1.5 from t = 5; the smallest: t = 5, alpha = 1, m = 1, d = 1, wd = rd =
+ * 1, optimum 9, the planner then 10): a parent's internal state on the
+ * slow level (kind DS) read back INTO fast memory (read_internal 1;
+ * save_internal 1), so that restarts from it are free and its backward
+ * needs no second read (doc/twolevel.md 2).  test_gap_witness keeps that
+ * schedule. */
 static void check_exact(const char *st, int t, int64_t h, int64_t s)
 {
     const int internal = strcmp(st, "msm") == 0;
@@ -249,7 +250,7 @@ START_TEST(test_exact_msm)
 }
 END_TEST
 
-/* The smallest case of the known gap (check_exact's comment): the
+/* The smallest case of the option once missing (check_exact's comment): the
  * search's optimum, a hand-written schedule of that cost which passes the
  * validator, and the planner held to it. */
 START_TEST(test_gap_witness)
@@ -692,6 +693,98 @@ START_TEST(test_alloc_failures)
 }
 END_TEST
 
+/* ---- H-Revolve's optimum ------------------------------------------------ */
+
+/* results/hrevolve-twolevel.tsv: H-Revolve's two-level optimum computed by
+ * checkpoint_schedules' own dynamic programme (N mem disk wd rd cost).
+ * hsm must equal it at every row: one table per (mem, disk, wd, rd) serves
+ * every N of the group (bptt_twolevel_cost_at). */
+typedef struct {
+    long long n, mem, disk;
+    double wd, rd, cost;
+} hrev_row;
+
+static int hrev_cmp(const void *a, const void *b)
+{
+    const hrev_row *x = a, *y = b;
+    if (x->mem != y->mem)
+        return x->mem < y->mem ? -1 : 1;
+    if (x->disk != y->disk)
+        return x->disk < y->disk ? -1 : 1;
+    if (x->wd != y->wd)
+        return x->wd < y->wd ? -1 : 1;
+    if (x->rd != y->rd)
+        return x->rd < y->rd ? -1 : 1;
+    return (x->n > y->n) - (x->n < y->n);
+}
+
+START_TEST(test_hrevolve_table)
+{
+    const char *dir = getenv("srcdir");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/results/hrevolve-twolevel.tsv",
+             dir ? dir : ".");
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    size_t n = 0, cap = 65536;
+    hrev_row *r = malloc(cap * sizeof *r);
+    ck_assert_ptr_nonnull(r);
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        hrev_row x;
+        ck_assert_int_eq(sscanf(line, "%lld %lld %lld %lf %lf %lf", &x.n,
+                                &x.mem, &x.disk, &x.wd, &x.rd, &x.cost),
+                         6);
+        ck_assert(x.n >= 1 && x.mem >= 1 && x.disk >= -1 && x.cost >= x.n);
+        if (n == cap) {
+            cap *= 2;
+            r = realloc(r, cap * sizeof *r);
+            ck_assert_ptr_nonnull(r);
+        }
+        r[n++] = x;
+    }
+    fclose(f);
+    ck_assert_uint_ge(n, 40000);
+    qsort(r, n, sizeof *r, hrev_cmp);
+    size_t i = 0, groups = 0;
+    while (i < n) {
+        size_t j = i;
+        long long top = 0;
+        while (j < n && hrev_cmp(&(hrev_row){0, r[i].mem, r[i].disk,
+                                            r[i].wd, r[i].rd, 0},
+                                 &(hrev_row){0, r[j].mem, r[j].disk,
+                                             r[j].wd, r[j].rd, 0}) == 0) {
+            if (r[j].n > top)
+                top = r[j].n;
+            j++;
+        }
+        const int64_t d = r[i].disk < 0 ? BPTT_SLOW_UNLIMITED : r[i].disk;
+        const bptt_slow_level sl = {d, r[i].wd, r[i].rd};
+        bptt_twolevel *tl = NULL;
+        ck_assert_int_eq(
+            bptt_twolevel_alloc(&tl, "hsm", (size_t)top, 1, 1, r[i].mem, &sl),
+            BPTT_OK);
+        for (size_t k = i; k < j; k++) {
+            const double ours =
+                bptt_twolevel_cost_at(tl, (size_t)r[k].n, r[k].mem, d);
+            ck_assert_msg(fabs(ours - r[k].cost) < 1e-6,
+                          "N=%lld mem=%lld disk=%lld wd=%g rd=%g: %.6f, "
+                          "H-Revolve %.6f",
+                          r[k].n, r[k].mem, r[k].disk, r[k].wd, r[k].rd, ours,
+                          r[k].cost);
+        }
+        bptt_twolevel_free(tl);
+        groups++;
+        i = j;
+    }
+    fprintf(stderr, "hsm equals H-Revolve at all %zu rows (%zu tables)\n", n,
+            groups);
+    free(r);
+}
+END_TEST
+
 static Suite *twolevel_suite(void)
 {
     Suite *su = suite_create("twolevel");
@@ -701,6 +794,10 @@ static Suite *twolevel_suite(void)
     tcase_add_loop_test(tc, test_exact_msm, 0, (int)(EX_T * N_SIZES));
     tcase_add_test(tc, test_gap_witness);
     tcase_add_test(tc, test_search_pinned);
+    suite_add_tcase(su, tc);
+    tc = tcase_create("hrevolve");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_hrevolve_table);
     suite_add_tcase(su, tc);
     tc = tcase_create("limits");
     tcase_set_timeout(tc, 120);

@@ -7,8 +7,10 @@
 # training: dropout, BatchNorm, autocast, hooks, DDP over two processes,
 # threads, nests (tests/python/test_field.py), scan over an iterable of
 # unknown length and while_loop under the online planner
-# (tests/python/test_online.py), and experiments/torch-scan -q.  Without
-# torch it fails, saying how to install it.  In a sanitizer build it is
+# (tests/python/test_online.py), two-level plans and scan with offload to
+# host memory or disk (tests/python/test_offload.py), and
+# experiments/torch-scan -q.  Without torch it fails, saying how to
+# install it.  In a sanitizer build it is
 # skipped by name: python3 cannot load libraries built with ASan unless its
 # runtime is preloaded into the interpreter (and torch) too; the plain
 # build, which scripts/check runs as well, runs it.
@@ -33,6 +35,7 @@ export BPTT_MSM_LIBDIR PYTHONPATH PYTHONDONTWRITEBYTECODE OMP_NUM_THREADS
 "$PY" "$SRCDIR/tests/python/test_bptt_msm.py"
 "$PY" "$SRCDIR/tests/python/test_field.py"
 "$PY" "$SRCDIR/tests/python/test_online.py"
+"$PY" "$SRCDIR/tests/python/test_offload.py"
 # the side-by-side at tiny sizes (the cells and the dropout+LayerNorm step):
 # every way's row; MSM within the memory of the way it is matched with, and,
 # for the cells, under 2 forward ops a step where per-step checkpointing

@@ -9,6 +9,7 @@ from ._common import _LOCAL, _NAME
 from ._nest import (_build, _describe, _flat_tuple, _flatten, _needs_grad, _spec_text)
 from ._held import Sizes, _Ledger, _drop_hooks, _hooks, _storage_key
 from ._replay import _QuietHooks, _snap_tensors
+from ._slow import SlowLevel
 
 
 # ---- one step --------------------------------------------------------------
@@ -61,6 +62,13 @@ class _Runner:
         # graphs dropped without a backward let go of their counted saved
         # tensors (_Ledger.release): the online forward drops some
         self.releasable = False
+        # offload: "cpu" or the DIR of "disk:DIR" (scan's offload), set
+        # before first(): every kept graph then saves through the hooks,
+        # so that its saved tensors can move (_slow.py)
+        self.offload = None
+        self.offload_counts = {}
+        self.slow = None
+        self.slow_h, self.slow_s, self.pending = {}, {}, []
 
     def pos(self, i):
         """The index into xs (and ys) of step i (1-based)."""
@@ -141,8 +149,9 @@ class _Runner:
             if self.x_grad else x
         # the pack hooks count what the graph saves: on the first step (the
         # sizes) and, when info asks for the trace, on every one
-        if ledger is None and self.trace is not None:
-            ledger = _Ledger(self.releasable)
+        if ledger is None and (self.trace is not None or
+                               self.offload is not None):
+            ledger = _Ledger(self.releasable or self.offload is not None)
         g.ledger = ledger
         try:
             if ledger is None:
@@ -339,7 +348,7 @@ class _Runner:
         start = tuple([c if _needs_grad(c) else c.clone() for c in init])
         versions = [c._version for c in start]
         xs_versions = [s._version for s in self.xs]
-        ledger = _Ledger(self.releasable)
+        ledger = _Ledger(self.releasable or self.offload is not None)
         probe = self.call(1, start, graph=True, ledger=ledger)
         self.mutated = frozenset(
             m for m, c in enumerate(start)
@@ -397,6 +406,12 @@ class _Runner:
         self.grad_carry = None
         self.joined = set()  # steps whose backward ran with a later one's
         self.engine_runs = 0
+        # the slow level of a two-level plan: its hidden and internal
+        # states by step, and the written graphs still in fast memory
+        self.slow = SlowLevel(self.offload, self.outside,
+                              self.offload_counts) \
+            if getattr(plan, "two_level", False) else None
+        self.slow_h, self.slow_s, self.pending = {}, {}, []
 
     # -- executing the actions ---------------------------------------------
     def run(self, stop):
@@ -489,11 +504,79 @@ class _Runner:
                 self.working = None
             elif op == _FREE_HIDDEN:
                 del hstore[i]
+            else:
+                self._slow_op(op, i)
+            if self.pending:
+                self._vacate_idle()
             k += 1
             self.k = k
             if trace is not None:
                 trace.append((_planner.OPS[op], i, self.held_bytes(),
                               self.working_bytes()))
+
+    # -- the slow level (two-level plans; _slow.py) -------------------------
+    def _slow_op(self, op, i):
+        slow, replay = self.slow, self.replay
+        if op == _WRITE_HIDDEN:
+            # h(0)'s replayed state is the one scan started with, written
+            # as a state of its own (the plan counts it in every hidden
+            # state's bytes)
+            snap = replay.snap() if i > 0 else None if not (
+                replay.live or replay.tracked) else (
+                replay.rng0 if replay.live else None, replay.start[1])
+            self.slow_h[i] = slow.put_hidden(self.running, snap)
+        elif op == _READ_HIDDEN:
+            self.running, snap = slow.get_hidden(self.slow_h[i])
+            replay.restore(snap)
+            self.working = None
+        elif op == _DROP_HIDDEN:
+            slow.drop(self.slow_h.pop(i))
+        elif op == _WRITE_INTERNAL:
+            g = self.working
+            if g.snap is None:
+                g.snap = replay.snap()
+            rec = self.slow_s[i] = slow.put_graph(g)
+            self.pending.append(rec)
+        elif op == _READ_INTERNAL:
+            rec = self.slow_s[i]
+            if self.sstore.get(i) is rec.graph:
+                raise RuntimeError("%s: the plan reads s(%d) from the slow "
+                                   "level while it is stored in fast memory"
+                                   % (_NAME, i))
+            if rec in self.pending:
+                self.pending.remove(rec)
+            g = slow.get_graph(rec)
+            replay.restore(g.snap)
+            self.running = g.carry
+            self.working = g
+            self.pending.append(rec)
+        elif op == _DROP_INTERNAL:
+            rec = self.slow_s.pop(i)
+            if rec in self.pending:
+                self.pending.remove(rec)
+            slow.drop(rec)
+        else:
+            raise ValueError("%s: op %d at step %d is no op of a plan"
+                             % (_NAME, op, i))
+
+    def _vacate_idle(self):
+        """Written graphs that are neither working nor stored in fast
+        memory: their fast copies go."""
+        keep = []
+        for rec in self.pending:
+            g = rec.graph
+            if g is self.working or self.sstore.get(g.step) is g:
+                keep.append(rec)
+            else:
+                self.slow.vacate(rec)
+        self.pending = keep
+
+    def close_slow(self):
+        """The slow level's states and folder go (after the backward pass,
+        or on an error)."""
+        self.slow_h, self.slow_s, self.pending = {}, {}, []
+        if self.slow is not None:
+            self.slow.close()
 
     def _backward(self, top):
         """backward top.step, and with it, as one run of autograd's engine,
@@ -574,23 +657,28 @@ class _Runner:
 
 _OPS = {name: n for n, name in enumerate(_planner.OPS)}
 _ADVANCE, _SAVE_HIDDEN, _SAVE_INTERNAL, _RESTORE_HIDDEN, _RESTORE_INTERNAL, \
-    _BACKWARD, _FREE_HIDDEN, _FREE_INTERNAL = (
+    _BACKWARD, _FREE_HIDDEN, _FREE_INTERNAL, _WRITE_HIDDEN, _WRITE_INTERNAL, \
+    _READ_HIDDEN, _READ_INTERNAL, _DROP_HIDDEN, _DROP_INTERNAL = (
         _OPS[name] for name in ("advance", "save_hidden", "save_internal",
                                 "restore_hidden", "restore_internal",
-                                "backward", "free_hidden", "free_internal"))
+                                "backward", "free_hidden", "free_internal",
+                                "write_hidden", "write_internal",
+                                "read_hidden", "read_internal",
+                                "drop_hidden", "drop_internal"))
 
 
 def _compile(plan):
     """A plan's actions as (op number, step); which advances keep their
-    graph (s(i) is saved, or backward i uses it while it is working); the
-    index of the first backward (where the forward pass stops); and which
-    advances continue the graph of the stored s(i-1) (link).
+    graph (s(i) is saved or written, or backward i uses it while it is
+    working); the index of the first backward (where the forward pass
+    stops); and which advances continue the graph of the stored s(i-1)
+    (link).
 
     An advance of step i is linked when the running carry is the output of
     the stored s(i-1), its graph is the one backward i uses, and backward
     i-1 comes next after backward i, through the same s(i-1), with only
-    frees between: the two backward ops, and any run of such, are then one
-    run of autograd's engine, as in the written-out loop."""
+    frees and drops between: the two backward ops, and any run of such,
+    are then one run of autograd's engine, as in the written-out loop."""
     acts = [(_OPS[op], i) for op, i in plan.actions]
     P = _planner
     keep = [False] * len(acts)
@@ -599,13 +687,14 @@ def _compile(plan):
             continue
         for j in range(k + 1, len(acts)):
             op2, i2 = acts[j]
-            if op2 == P.SAVE_INTERNAL and i2 == i:
+            if op2 in (P.SAVE_INTERNAL, P.WRITE_INTERNAL) and i2 == i:
                 keep[k] = True
                 break
             if op2 == P.BACKWARD:
                 keep[k] = i2 == i
                 break
-            if op2 in (P.ADVANCE, P.RESTORE_HIDDEN, P.RESTORE_INTERNAL):
+            if op2 in (P.ADVANCE, P.RESTORE_HIDDEN, P.RESTORE_INTERNAL,
+                       P.READ_HIDDEN, P.READ_INTERNAL):
                 break
     first = next(k for k, (op, _) in enumerate(acts) if op == P.BACKWARD)
     # which advance made the graph each backward uses, and from which
@@ -630,7 +719,9 @@ def _compile(plan):
         elif op == P.RESTORE_INTERNAL:
             running = stored.get(i)
             working = None
-        elif op == P.RESTORE_HIDDEN:
+        elif op in (P.RESTORE_HIDDEN, P.READ_HIDDEN, P.READ_INTERNAL):
+            # a state read from the slow level starts no linked run: its
+            # graph's carry out is not the one a later step continues
             running = working = None
         elif op == P.BACKWARD:
             used.append((k, i, stored.get(i, working)))
@@ -642,7 +733,8 @@ def _compile(plan):
         kb, i, made = used[n]
         kb2, i2, made2 = used[n + 1]
         if made in source and source[made] == made2 and i2 == i - 1 and \
-                all(acts[j][0] in (P.FREE_INTERNAL, P.FREE_HIDDEN)
+                all(acts[j][0] in (P.FREE_INTERNAL, P.FREE_HIDDEN,
+                                   P.DROP_INTERNAL, P.DROP_HIDDEN)
                     for j in range(kb + 1, kb2)):
             link[made] = True
     return acts, keep, first, link
@@ -651,17 +743,23 @@ def _compile(plan):
 _CACHE = {}
 
 
-def _plan(length, hidden_bytes, internal_bytes, memory, strategy, segment):
+def _plan(length, hidden_bytes, internal_bytes, memory, strategy, segment,
+          slow=None):
     """bptt_msm.plan, remembered: every iteration of a training loop asks
-    for the same plan (the last 16 asked are kept)."""
+    for the same plan (the last 16 asked are kept).  slow: (slow_memory,
+    write_cost, read_cost) for bptt_msm.plan_two_level's plan."""
     key = (length, hidden_bytes, internal_bytes, type(memory), memory,
-           strategy, segment)
+           strategy, segment, slow)
     try:
         return _CACHE[key]
     except (KeyError, TypeError):
         pass
-    p = _planner.plan(length, hidden_bytes, internal_bytes, memory, strategy,
-                      segment)
+    if slow is not None:
+        p = _planner.plan_two_level(length, hidden_bytes, internal_bytes,
+                                    memory, strategy, *slow)
+    else:
+        p = _planner.plan(length, hidden_bytes, internal_bytes, memory,
+                          strategy, segment)
     p._torch_actions = _compile(p)
     if len(_CACHE) >= 16:
         _CACHE.pop(next(iter(_CACHE)))

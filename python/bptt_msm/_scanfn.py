@@ -61,7 +61,12 @@ class _Scan(torch.autograd.Function):
         # the inputs are saved only so that autograd checks, at backward,
         # that none was changed in place since: scan reads them again
         ctx.save_for_backward(*flat)
-        return runner.outputs
+        # handed over, not kept: the runner holding its own outputs (whose
+        # node holds ctx, which holds the runner) would be a cycle through
+        # autograd's graph that Python's collector cannot see, and the
+        # runner, its stored states with it, would never be freed
+        out, runner.outputs = runner.outputs, None
+        return out
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -87,6 +92,7 @@ class _Scan(torch.autograd.Function):
             replay.give_back(saved)
             r.sstore.clear()
             r.hstore.clear()
+            r.close_slow()
         out = [None]  # the runner
         for t, d in zip(r.init, r.grad_carry):
             out.append(d if t.requires_grad else None)

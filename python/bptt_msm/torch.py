@@ -39,11 +39,24 @@ How a plan's actions (doc/design.md 2.1) map onto PyTorch:
                       of the lowest one's input carry, of their xs and of
                       the parameters
   free_hidden/free_internal i   drop what was kept
+  write_hidden i      (offload) copy the running carry and state to the
+                      slow level
+  write_internal i    (offload) copy what the working graph holds (its
+                      saved tensors, carry and state) to the slow level;
+                      the fast copies go when the graph is no longer in
+                      use (_slow.py)
+  read_hidden i       (offload) running carry and state := new tensors
+                      read from the slow level
+  read_internal i     (offload) the graph's tensors read back: it is the
+                      working graph again, its carry the running one
+  drop_hidden/drop_internal i   let go of a state on the slow level
 The forward sweep (the actions up to the first backward) runs when scan
 is called, and finds every tensor the steps reach that needs a gradient
 (the parameters); the rest runs in the backward of one autograd Function
 whose inputs are the init, the xs and those parameters, so autograd hands
 each parameter its gradient once, summed, as it does the loop's."""
+
+import os
 
 import torch
 
@@ -54,6 +67,7 @@ from ._nest import _build, _describe, _flatten
 from ._held import Sizes
 from ._runner import _Runner, _plan
 from ._scanfn import _Scan, _armed_replay, _check_memory, _empty
+from ._twolevel import move_cost
 from . import _online
 from ._online import while_loop
 
@@ -79,10 +93,11 @@ DEFAULT_MEMORY = "10%"
 _CHEN_OPS_RATIO = 1.15
 
 
-def _choose(runner, memory, strategy, segment):
+def _choose(runner, memory, strategy, segment, slow=None):
     """The plan: strategy's at memory (None: the default), or, for "auto",
-    the cheaper of msm's and chen's.  InfeasibleBudget names memory as it
-    was given."""
+    the cheaper of msm's and chen's; slow: (slow_memory, write_cost,
+    read_cost), a two-level plan.  InfeasibleBudget names memory as it was
+    given."""
     s = runner.sizes
     given = memory if memory is not None else _default_memory(runner)
     names = ("msm", "chen") if strategy == "auto" else (strategy,)
@@ -91,7 +106,7 @@ def _choose(runner, memory, strategy, segment):
         seg = segment if name == "chen" else None
         try:
             plans.append(_plan(runner.length, s.hidden_bytes,
-                               s.internal_bytes, given, name, seg))
+                               s.internal_bytes, given, name, seg, slow))
         except _planner.InfeasibleBudget as e:
             errors.append(e)
     if not plans:
@@ -100,7 +115,8 @@ def _choose(runner, memory, strategy, segment):
             raise e  # its smallest budget is more than 2**63 bytes
     if not plans and memory is None:
         # the default where even that is too small for the strategy asked
-        return _choose(runner, e.min_memory_bytes, strategy, segment)
+        return _choose(runner, e.min_memory_bytes, strategy, segment,
+                       slow)
     if not plans:
         need = e.min_memory_bytes
         p_full = _planner.plan(runner.length, s.hidden_bytes,
@@ -118,6 +134,59 @@ def _choose(runner, memory, strategy, segment):
             plans[1].forward_ops <= _CHEN_OPS_RATIO * plans[0].forward_ops:
         return plans[1]
     return plans[0]
+
+
+def _offload_args(offload, slow_memory, write_cost, read_cost, strategy):
+    """scan's offload arguments checked: (where, slow) for the runner and
+    the planner, (None, None) without offload."""
+    if offload is None:
+        given = [n for n, v in (("slow_memory", slow_memory),
+                                ("write_cost", write_cost),
+                                ("read_cost", read_cost)) if v is not None]
+        if given:
+            raise ValueError("%s: %s describe%s the slow level of offload; "
+                             "give offload='cpu' or offload='disk:DIR' too"
+                             % (_NAME, " and ".join(given),
+                                "" if len(given) > 1 else "s"))
+        return None, None
+    if not isinstance(offload, str):
+        raise TypeError("%s: offload must be None, 'cpu' or 'disk:DIR', not "
+                        "%s" % (_NAME, _describe(offload)))
+    if offload == "cpu":
+        where = "cpu"
+    elif offload.startswith("disk:"):
+        where = offload[len("disk:"):]
+        if not where:
+            raise ValueError("%s: offload 'disk:' names no directory: give "
+                             "'disk:DIR', DIR an existing directory" % _NAME)
+        if not os.path.isdir(where):
+            raise ValueError("%s: offload %r: %r is not an existing "
+                             "directory (scan makes a folder of its own "
+                             "inside it, and makes no directory above it)"
+                             % (_NAME, offload, where))
+        where = os.path.abspath(where)
+    else:
+        raise ValueError("%s: offload %r: give 'cpu' or 'disk:DIR'"
+                         % (_NAME, offload))
+    if strategy not in _planner.TWO_LEVEL_STRATEGIES:
+        raise ValueError(
+            "%s: offload plans with the two-level planner, whose strategies "
+            "are hsm and msm; strategy %r has none: give strategy='hsm' or "
+            "strategy='msm'" % (_NAME, strategy))
+    wd = move_cost("write_cost", 1.0 if write_cost is None else write_cost)
+    rd = move_cost("read_cost", 1.0 if read_cost is None else read_cost)
+    if slow_memory is None:
+        slow_memory = "inf"
+    if isinstance(slow_memory, float) and slow_memory == float("inf"):
+        slow_memory = "inf"
+    if not (isinstance(slow_memory, str) and
+            slow_memory.strip().lower() in ("inf", "infinity", "unlimited")):
+        try:
+            _check_memory(slow_memory)
+        except (TypeError, ValueError) as e:
+            raise type(e)(str(e).replace("memory", "slow_memory", 1) +
+                          "; or 'inf' for no bound") from None
+    return where, (slow_memory, wd, rd)
 
 
 def _least(e):
@@ -190,7 +259,8 @@ def _stack(y_spec, ys, n_y):
 
 def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
          segment=None, info=None, *, length=None, reverse=False,
-         lookahead=True):
+         lookahead=True, offload=None, slow_memory=None, write_cost=None,
+         read_cost=None):
     """Run step over the first dimension of xs under the plan of `strategy`
     at `memory`, returning (final carry, stacked ys): the written-out
     loop's values and gradients (doc/pytorch.md says what is bit for bit).
@@ -237,6 +307,26 @@ def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
               before it, as the loop does (for an iterable whose items
               depend on what the steps did), the plan at most one stored
               state's use worse.
+    offload   None (one level), "cpu" or "disk:DIR": a two-level plan
+              (doc/twolevel.md) whose slow level is host memory (pinned
+              where the carry is on a CUDA device) or files in a fresh
+              folder made inside DIR (an existing directory), removed
+              after the backward pass.  strategy hsm or msm only (others
+              are refused); memory is then the fast level's budget.  Hidden
+              states move as their tensors; an internal state (a step's
+              autograd graph) as the tensors it saved, its carry and its
+              replayed state, the graph's nodes staying where they are: the
+              values and gradients are those without offload, bit for bit
+              (doc/pytorch.md, "Offload").  info["offload"] counts the
+              writes, reads and bytes moved.
+    slow_memory  the slow level's budget (offload only): "inf" (the
+              default: no bound), an int of bytes, "64MiB", "150slots".
+    write_cost, read_cost  (offload only) what writing and reading a hidden
+              state's worth costs, in forward steps of the model (an
+              internal state alpha times that): finite numbers >= 0,
+              default 1.0 each (not measured); the plan minimises forward
+              steps + write_cost x states' worth written + read_cost x
+              those read.
 
     Under torch.no_grad(), or where nothing needs a gradient, it is the
     plain loop.  Raises bptt_msm.InfeasibleBudget (naming the smallest
@@ -272,10 +362,17 @@ def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
         raise ValueError("%s: segment is Chen's segment length; strategy %r "
                          "takes none" % (_NAME, strategy))
     _check_memory(memory)
+    where, slow = _offload_args(offload, slow_memory, write_cost, read_cost,
+                                strategy)
     if isinstance(holder, torch.nn.Module):
         params = params + tuple(p for p in holder.parameters()
                                 if p.requires_grad)
     if _online.is_iterable(xs):
+        if where is not None:
+            raise ValueError("%s: offload needs the length before the "
+                             "first step (its planner plans the whole "
+                             "sequence); xs is an iterable of unknown length"
+                             % _NAME)
         return _online.scan_iterable(step, holder, init, xs, memory,
                                      strategy, params, info, length, reverse,
                                      lookahead)
@@ -321,6 +418,9 @@ def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
     r = _Runner(step, carry_spec, len(carry), xs_flat, xs_spec, length,
                 reverse, trace)
     r.info = info
+    r.offload = where
+    if where is not None and info is not None:
+        info["offload"] = r.offload_counts
     replay = _armed_replay(r, holder,
                            list(carry) + list(xs_flat) + list(params))
     r.first(carry, params, replay)
@@ -328,14 +428,18 @@ def scan(step, init, xs=None, memory=None, strategy="msm", params=(),
             not r.x_grad:
         # nothing needs a gradient: the loop, with step 1's results
         return _rest_plain(r, init, info)
-    plan = _choose(r, memory, strategy, segment)
+    plan = _choose(r, memory, strategy, segment, slow)
     if info is not None:
         info["plan"] = plan
         info["strategy"] = plan.strategy
         info["sizes"] = r.sizes
         info["trace"] = trace
-    r.prepare(plan, carry)
-    r.run(r.first_backward)
+    try:
+        r.prepare(plan, carry)
+        r.run(r.first_backward)
+    except BaseException:
+        r.close_slow()  # the slow level's folder goes with the error
+        raise
     r.sweep = False
     # the final carry through new tensor objects: autograd marks the
     # outputs of its node, and the stored states must stay unmarked

@@ -26,11 +26,16 @@ import warnings
 __all__ = ["plan", "Plan", "PlanError", "InfeasibleBudget", "STRATEGIES",
            "OPS", "OnlinePlanner", "ONLINE_STRATEGIES"]
 
-# enum bptt_op, in the header's order
+# enum bptt_op, in the header's order: the ops of one level, then those
+# of a two-level plan's slow level (twolevel.h), which no plan made here
+# has and bptt_msm.torch does not run
 OPS = ("advance", "save_hidden", "save_internal", "restore_hidden",
-       "restore_internal", "backward", "free_hidden", "free_internal")
+       "restore_internal", "backward", "free_hidden", "free_internal",
+       "write_hidden", "write_internal", "read_hidden", "read_internal",
+       "drop_hidden", "drop_internal")
 ADVANCE, SAVE_HIDDEN, SAVE_INTERNAL, RESTORE_HIDDEN, RESTORE_INTERNAL, \
     BACKWARD, FREE_HIDDEN, FREE_INTERNAL = range(8)
+SLOW_OPS = OPS[8:]
 
 STRATEGIES = ("full", "chen", "hsm", "ism", "msm", "ism-paper", "msm-paper")
 
@@ -64,7 +69,8 @@ class _Plan(ctypes.Structure):
                 ("budget", ctypes.c_int64),
                 ("n_actions", ctypes.c_size_t),
                 ("capacity", ctypes.c_size_t),
-                ("actions", ctypes.POINTER(_Action))]
+                ("actions", ctypes.POINTER(_Action)),
+                ("slow_budget", ctypes.c_int64)]
 
 
 class _Stats(ctypes.Structure):
@@ -75,7 +81,12 @@ class _Stats(ctypes.Structure):
                 ("n_actions", ctypes.c_size_t),
                 ("violation", ctypes.c_int),
                 ("bad_action", ctypes.c_size_t),
-                ("peak_bytes", ctypes.c_int64)]
+                ("peak_bytes", ctypes.c_int64),
+                ("slow_peak_units", ctypes.c_int64),
+                ("slow_writes", ctypes.c_int64),
+                ("slow_reads", ctypes.c_int64),
+                ("slow_write_units", ctypes.c_int64),
+                ("slow_read_units", ctypes.c_int64)]
 
 
 class _Options(ctypes.Structure):

@@ -590,7 +590,15 @@ def _compile(plan):
     the stored s(i-1), its graph is the one backward i uses, and backward
     i-1 comes next after backward i, through the same s(i-1), with only
     frees between: the two backward ops, and any run of such, are then one
-    run of autograd's engine, as in the written-out loop."""
+    run of autograd's engine, as in the written-out loop.
+
+    A plan with a slow level's ops (a two-level plan) is refused, a
+    PlanError, before anything runs: they are not run here yet."""
+    for k, (op, i) in enumerate(plan.actions):
+        if op in _planner.SLOW_OPS:
+            raise _planner.PlanError(
+                "bptt_msm: action %d (%s %d) uses a slow level; a two-level "
+                "plan is not run yet (plan with one level)" % (k, op, i))
     acts = [(_OPS[op], i) for op, i in plan.actions]
     P = _planner
     keep = [False] * len(acts)

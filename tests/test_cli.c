@@ -1391,11 +1391,14 @@ END_TEST
 
 /* Every allocation of the planner in a small `bptt plan`, made to fail in
  * turn (threads 2: the wavefront build allocates in both; a budget below
- * where the closed form takes over, so that a table is built): one line,
- * exit 1, nothing on stdout; one past the last, the plan is printed. */
+ * where the closed form takes over, so that a table is built; and the
+ * two-level planner's, --disk): one line, exit 1, nothing on stdout; one
+ * past the last, the plan is printed. */
 START_TEST(test_plan_fail_alloc)
 {
-    static const char *const strategies[] = {"msm", "hsm", "msm-paper"};
+    static const char *const strategies[] = {"msm", "hsm", "msm-paper",
+                                             "hsm", "msm"};
+    static const char *const disks[] = {NULL, NULL, NULL, "4", "inf"};
     static result r;
     int n;
     for (n = 1; n < 5000; n++) {
@@ -1405,7 +1408,9 @@ START_TEST(test_plan_fail_alloc)
                                  "--length", "150", "--alpha", "4",
                                  "--memory", "5%", "--threads", "2",
                                  "--format", "json", "--actions",
-                                 "--fail-alloc", num, NULL});
+                                 "--fail-alloc", num,
+                                 disks[_i] ? "--disk" : NULL, disks[_i],
+                                 NULL});
         if (r.status == 0)
             break;
         ck_assert_msg(r.status == 1, "allocation %d: exit %d: %s", n,
@@ -3270,7 +3275,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_run_diverges);
     tcase_add_test(tc, test_run_fail_alloc);
     tcase_add_test(tc, test_run_refused_plans);
-    tcase_add_loop_test(tc, test_plan_fail_alloc, 0, 3);
+    tcase_add_loop_test(tc, test_plan_fail_alloc, 0, 5);
     tcase_add_loop_test(tc, test_online_fail_alloc, 0, 4);
     tcase_add_test(tc, test_unwritable_stdout);
     tcase_set_timeout(tc, 120);

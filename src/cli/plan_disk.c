@@ -141,11 +141,11 @@ static int plan_one(const plan_args *a, const bptt_strategy *st, int64_t m,
     const double t0 = cli_seconds();
     bptt_twolevel *tl = NULL;
     int rc = bptt_twolevel_alloc(&tl, st->name, t, a->h, a->s, m, slow);
-    if (rc == BPTT_ETOOBIG) /* the size checked before may have moved */
-        return table_fits(a, st, m, slow) ? EXIT_USAGE
-                                          : planner_error(rc, "building the "
-                                                          "table of", st, a,
-                                                          m);
+    if (rc == BPTT_ETOOBIG) { /* checked before, by the same bound */
+        const int said = table_fits(a, st, m, slow);
+        return said ? said
+                    : planner_error(rc, "building the table of", st, a, m);
+    }
     if (rc == BPTT_EINFEASIBLE) {
         char b[32];
         return cli_error(EXIT_INFEASIBLE, CMD, "budget %s slots is "

@@ -11,7 +11,7 @@
  * either), and a plan it accepts costs at least its length and keeps both
  * levels within their budgets.
  * Seed inputs: tests/fuzz-corpus/fuzz_planjson/: plans printed by `bptt
- * plan --actions --format json` and broken ones. */
+ * plan --actions --format json` (with --disk too) and broken ones. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

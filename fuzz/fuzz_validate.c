@@ -27,7 +27,8 @@
  *               step % (t + 2), so t + 1 is out of range; from 0xF0: a
  *               huge step)
  * Seed inputs: tests/fuzz-corpus/fuzz_validate/: plans of every strategy
- * (`bptt plan --actions --format csv`, encoded as above), broken ones, and
+ * (`bptt plan --actions --format csv`, encoded as above; two-level ones of
+ * `bptt plan --disk` among them, twolevel-*), broken ones, and
  * the crashes found so far. */
 #include <stdint.h>
 #include <stdlib.h>

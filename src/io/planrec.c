@@ -1,7 +1,6 @@
 /* planrec.c: the records of a plan in text, csv and JSON (planrec.h). */
 #include <inttypes.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "budget.h"
 #include "fields.h"
@@ -298,8 +297,7 @@ void bptt_plan_slow_row(bptt_strbuf *b, int format, const bptt_plan_record *r,
     disk_text(disk, sizeof disk, sl->disk, h, json);
     bptt_real_text(wc, sizeof wc, sl->write_cost);
     bptt_real_text(rc, sizeof rc, sl->read_cost);
-    bptt_real_text(cost, sizeof cost,
-                          bptt_twolevel_stats_cost(st, h, &level));
+    bptt_real_text(cost, sizeof cost, bptt_twolevel_stats_cost(st, h, &level));
     bptt_slots_text(peak, sizeof peak, st->peak_units, h);
     bptt_slots_text(speak, sizeof speak, st->slow_peak_units, h);
     const int sized = z && z->cell;

@@ -5,6 +5,7 @@
 
 #include "cli/plan.h"
 #include "plan/alloc.h"
+#include "twolevel.h"
 
 #include "fuzz.h"
 
@@ -28,6 +29,16 @@ int fuzz_plan_args(int argc, char **argv)
     FUZZ_CHECK(a.n_budgets >= 1 && a.n_budgets <= MAX_BUDGETS);
     FUZZ_CHECK(!(a.actions && a.curve));
     FUZZ_CHECK(!((a.actions || a.curve) && a.n_budgets > 1));
+    /* --disk: a two-level plan, of strategies that have one, alone */
+    FUZZ_CHECK(a.disk_text || (a.write_cost == 1 && a.read_cost == 1));
+    if (a.disk_text) {
+        FUZZ_CHECK(!a.online && !a.curve);
+        FUZZ_CHECK(a.disk >= 0);
+        FUZZ_CHECK(a.write_cost >= 0 && a.write_cost <= BPTT_SLOW_COST_MAX);
+        FUZZ_CHECK(a.read_cost >= 0 && a.read_cost <= BPTT_SLOW_COST_MAX);
+        for (int k = 0; k < a.n_strategies; k++)
+            FUZZ_CHECK(cli_twolevel_takes(a.strategies[k]->name));
+    }
     int64_t top = 0;
     const int64_t full = bptt_full_peak((size_t)a.length, a.h, a.s);
     for (int i = 0; i < a.n_budgets; i++) {
@@ -45,13 +56,18 @@ int fuzz_plan_args(int argc, char **argv)
             FUZZ_CHECK(want <= INT64_MAX / 4 && a.budget[i] == (int64_t)want);
         }
     }
-    /* Small enough to run whole (a table of at most 64 x 4096 cells): the
-     * command, which parses the same arguments again, must end in 0 or 3
-     * (infeasible), or 1 (out of memory) when the test hook --fail-alloc
-     * made an allocation fail; the hook is process-wide, so it is disarmed
-     * for the next input.  (This build has no OpenMP: --threads is parsed
-     * but runs nothing in parallel.) */
-    if (a.length <= 64 && top <= 4096) {
+    /* Small enough to run whole (a table of at most 64 x 4096 cells; a
+     * two-level one of at most 4 x 17 x 17 x 33): the command, which
+     * parses the same arguments again, must end in 0 or 3 (infeasible),
+     * or 1 (out of memory) when the test hook --fail-alloc made an
+     * allocation fail; the hook is process-wide, so it is disarmed for the
+     * next input.  (This build has no OpenMP: --threads is parsed but runs
+     * nothing in parallel.) */
+    const int small = a.disk_text ? a.length <= 32 && top <= 16 &&
+                                        (a.disk <= 16 ||
+                                         a.disk == BPTT_SLOW_UNLIMITED)
+                                  : a.length <= 64 && top <= 4096;
+    if (small) {
         fuzz_getopt_reset();
         const int r = cli_plan(argc, argv);
         bptt_alloc_fail_at(0);

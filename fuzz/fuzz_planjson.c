@@ -6,10 +6,12 @@
  * crash and answer BPTT_OK, BPTT_EINVAL (with a sentence saying why) or
  * BPTT_ENOMEM.  A plan it returns has one action per element of the
  * input's actions, every step within its length, and units of a state
- * size from 1 to BPTT_ALPHA_MAX; the validator then runs on it (and must
- * not crash either), and a plan it accepts costs at least its length.
+ * size from 1 to BPTT_ALPHA_MAX, and a slow level (twolevel.h) wherever
+ * an action uses one; the validator then runs on it (and must not crash
+ * either), and a plan it accepts costs at least its length and keeps both
+ * levels within their budgets.
  * Seed inputs: tests/fuzz-corpus/fuzz_planjson/: plans printed by `bptt
- * plan --actions --format json` and broken ones. */
+ * plan --actions --format json` (with --disk too) and broken ones. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include "bptt.h"
 #include "fuzz.h"
 #include "planjson.h"
+#include "twolevel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -39,13 +42,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(plan->actions[i].op < BPTT_N_OPS);
         FUZZ_CHECK(plan->actions[i].step <= plan->length);
     }
+    FUZZ_CHECK(plan->slow_budget >= 0);
+    FUZZ_CHECK(plan->slow_budget > 0 || bptt_plan_slow_actions(plan) == 0);
     bptt_plan_stats st;
     const int v = bptt_plan_validate(plan, &st);
     FUZZ_CHECK(v == BPTT_OK || v == BPTT_EBADPLAN || v == BPTT_ENOMEM);
     if (v == BPTT_OK) {
         FUZZ_CHECK(st.forward_ops >= (int64_t)plan->length &&
                    st.backward_ops == (int64_t)plan->length &&
-                   st.peak_units <= plan->budget);
+                   st.peak_units <= plan->budget &&
+                   st.slow_peak_units <= plan->slow_budget);
         /* the stated counts: equal or a sentence naming the field */
         why[0] = '\0';
         const int c = bptt_plan_json_check(plan, &st, &stated, why, sizeof why);

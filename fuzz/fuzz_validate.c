@@ -9,20 +9,26 @@
  * action, in 128-bit integers, so that no sum can overflow).  Accepted
  * plans are checked once more for what a plan promises: backward ops t,
  * t-1, ..., 1, each once; every step computed (forward ops minus
- * recomputations = t); the peak within the budget.
+ * recomputations = t); the peak within the budget, and the slow level's
+ * within its own.
  *
  * Input layout:
  *   byte 0      t - 1 (t = 1..256)
  *   byte 1      sizes: below 0x80, h = 1 + (b & 3), s = h + (b >> 2 & 7)
  *               and the budget m is byte 2; from 0x80, h, s and m come from
  *               the next 24 bytes (three little-endian 64-bit words), over
- *               the whole range 1 <= h <= s, m >= 0
- *   then        two bytes per action: op (below 0xF0: op % 8, the codes of
- *               enum bptt_op; from 0xF0: an unknown op) and step (below
- *               0xF0: step % (t + 2), so t + 1 is out of range; from 0xF0:
- *               a huge step)
+ *               the whole range 1 <= h <= s, m >= 0.  The slow level's
+ *               budget (twolevel.h): by bits 5-6 of byte 1 below 0x80, by
+ *               bits 0-1 from 0x80: 0 none (a plan of one level), 1 m, 2
+ *               m / 4, 3 no bound (BPTT_SLOW_UNLIMITED)
+ *   then        two bytes per action: op (below 0xF0: op % BPTT_N_OPS,
+ *               the codes of enum bptt_op, the slow level's 8..13
+ *               included; from 0xF0: an unknown op) and step (below 0xF0:
+ *               step % (t + 2), so t + 1 is out of range; from 0xF0: a
+ *               huge step)
  * Seed inputs: tests/fuzz-corpus/fuzz_validate/: plans of every strategy
- * (`bptt plan --actions --format csv`, encoded as above), broken ones, and
+ * (`bptt plan --actions --format csv`, encoded as above; two-level ones of
+ * `bptt plan --disk` among them, twolevel-*), broken ones, and
  * the crashes found so far. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,6 +36,7 @@
 
 #include "bptt.h"
 #include "fuzz.h"
+#include "twolevel.h"
 
 typedef __int128 wide;
 
@@ -38,6 +45,9 @@ typedef struct {
     size_t bad;    /* first bad action; n_actions when none */
     int64_t fwd, rec, bwd;
     wide peak;
+    /* the slow level: its peak, the states written and read, their units */
+    wide slow_peak, wrote_units, read_units;
+    int64_t writes, reads;
 } verdict;
 
 /* Units stored: h(i) costs h, s(i) costs s. */
@@ -63,7 +73,15 @@ static wide units(size_t t, const unsigned char *hid, const unsigned char *in,
  *   - backward i: i must be the one due (t first, down to 1) and s(i)
  *     stored or working; afterwards there is no running state;
  *   - free: the state must be stored;
- *   - at the end every backward op has run and nothing is stored.
+ *   - the slow level (twolevel.h) holds states apart from the budget, under
+ *     its own: write_hidden i and write_internal i as the saves (the
+ *     running state h(i), s(i) working; not on the slow level already; its
+ *     units after it within the slow budget); read_hidden i: h(i) must be
+ *     there, and becomes the running state, with no working internal
+ *     state; read_internal i: s(i) must be there, h(i) becomes the running
+ *     state and s(i) the working one; drop: it must be there;
+ *   - at the end every backward op has run and nothing is stored on
+ *     either level.
  * When an action breaks two rules, the first in the order above counts. */
 static void reference(const bptt_plan *p, verdict *r)
 {
@@ -71,7 +89,8 @@ static void reference(const bptt_plan *p, verdict *r)
     const int64_t h = p->hidden_units, s = p->internal_units, m = p->budget;
     unsigned char *hid = calloc(t + 1, 1), *in = calloc(t + 1, 1);
     unsigned char *ran = calloc(t + 1, 1);
-    FUZZ_CHECK(hid && in && ran);
+    unsigned char *shid = calloc(t + 1, 1), *sin = calloc(t + 1, 1);
+    FUZZ_CHECK(hid && in && ran && shid && sin);
     memset(r, 0, sizeof *r);
     hid[0] = 1;
     ran[0] = 1;
@@ -156,18 +175,62 @@ static void reference(const bptt_plan *p, verdict *r)
             else
                 in[i] = 0;
             break;
+        case BPTT_WRITE_HIDDEN:
+        case BPTT_WRITE_INTERNAL: {
+            const int internal = op == BPTT_WRITE_INTERNAL;
+            unsigned char *on = internal ? sin : shid;
+            if (running != (int64_t)i)
+                v = BPTT_V_NO_RUNNING_STATE;
+            else if (internal && !working)
+                v = BPTT_V_NO_WORKING;
+            else if (on[i])
+                v = BPTT_V_ALREADY_STORED;
+            else if (units(t, shid, sin, h, s) + (internal ? s : h) >
+                     p->slow_budget)
+                v = BPTT_V_SLOW_OVER_BUDGET;
+            else {
+                on[i] = 1;
+                r->writes++;
+                r->wrote_units += internal ? s : h;
+            }
+            break;
+        }
+        case BPTT_READ_HIDDEN:
+        case BPTT_READ_INTERNAL:
+            if (!(op == BPTT_READ_HIDDEN ? shid[i] : sin[i]))
+                v = BPTT_V_NOT_STORED;
+            else {
+                running = i;
+                working = op == BPTT_READ_INTERNAL;
+                r->reads++;
+                r->read_units += op == BPTT_READ_HIDDEN ? h : s;
+            }
+            break;
+        case BPTT_DROP_HIDDEN:
+        case BPTT_DROP_INTERNAL: {
+            unsigned char *on = op == BPTT_DROP_HIDDEN ? shid : sin;
+            if (!on[i])
+                v = BPTT_V_NOT_STORED;
+            else
+                on[i] = 0;
+            break;
+        }
         }
         if (v != BPTT_V_NONE)
             break;
         const wide u = units(t, hid, in, h, s);
         if (u > r->peak)
             r->peak = u;
+        const wide su = units(t, shid, sin, h, s);
+        if (su > r->slow_peak)
+            r->slow_peak = su;
     }
     if (v == BPTT_V_NONE) {
         k = n;
         if (due != 0)
             v = BPTT_V_INCOMPLETE;
-        else if (units(t, hid, in, h, s) != 0)
+        else if (units(t, hid, in, h, s) != 0 ||
+                 units(t, shid, sin, h, s) != 0)
             v = BPTT_V_LEAK;
     }
     r->violation = v;
@@ -175,6 +238,14 @@ static void reference(const bptt_plan *p, verdict *r)
     free(hid);
     free(in);
     free(ran);
+    free(shid);
+    free(sin);
+}
+
+/* The slow budget of code c (0..3, the layout above) at fast budget m. */
+static int64_t slow_budget(unsigned c, int64_t m)
+{
+    return c == 0 ? 0 : c == 1 ? m : c == 2 ? m / 4 : BPTT_SLOW_UNLIMITED;
 }
 
 static uint64_t word(const uint8_t *p)
@@ -196,6 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p.hidden_units = 1 + (data[1] & 3);
         p.internal_units = p.hidden_units + (data[1] >> 2 & 7);
         p.budget = data[2];
+        p.slow_budget = slow_budget(data[1] >> 5 & 3, p.budget);
         at = 3;
     } else {
         if (size < 26)
@@ -205,6 +277,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p.hidden_units = (int64_t)h;
         p.internal_units = (int64_t)(h + word(data + 10) % (top - h + 1));
         p.budget = (int64_t)(word(data + 18) % (top + 1)); /* 0..top */
+        p.slow_budget = slow_budget(data[1] & 3, p.budget);
         at = 26;
     }
     p.n_actions = p.capacity = (size - at) / 2;
@@ -234,10 +307,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(st.recompute_ops == ref.rec);
     FUZZ_CHECK(st.backward_ops == ref.bwd);
     FUZZ_CHECK((wide)st.peak_units == ref.peak);
+    FUZZ_CHECK((wide)st.slow_peak_units == ref.slow_peak);
+    FUZZ_CHECK(st.slow_writes == ref.writes && st.slow_reads == ref.reads);
+    /* the units moved, saturated at INT64_MAX (bptt.h) */
+    const wide top = INT64_MAX;
+    FUZZ_CHECK((wide)st.slow_write_units ==
+                   (ref.wrote_units < top ? ref.wrote_units : top) &&
+               (wide)st.slow_read_units ==
+                   (ref.read_units < top ? ref.read_units : top));
     if (rc == BPTT_OK) {
         FUZZ_CHECK(st.backward_ops == (int64_t)p.length);
         FUZZ_CHECK(st.forward_ops - st.recompute_ops == (int64_t)p.length);
         FUZZ_CHECK(st.peak_units <= p.budget);
+        FUZZ_CHECK(st.slow_peak_units <= p.slow_budget);
+        FUZZ_CHECK((st.slow_writes > 0) == (bptt_plan_slow_actions(&p) > 0));
         /* backward t, t-1, ..., 1, each once, in that order */
         size_t due = p.length;
         for (size_t k = 0; k < p.n_actions; k++)

@@ -446,6 +446,84 @@ static const bad_case bad_cases[] = {
          "0.5", "--curve"),
     PLAN(3, "smallest feasible budget is 1 slots (", "--length", "10",
          "--online", "--cell", "lstm", "--memory", "1KiB"),
+    /* --disk, --write-cost, --read-cost */
+#define DISK(st, says, ...) \
+    PLAN(st, says, "--length", "10", "--memory", "3", __VA_ARGS__)
+    DISK(2, "--disk: strategy chen has no two-level planner (give --strategy "
+            "hsm or msm)", "--disk", "5", "--strategy", "chen"),
+    DISK(2, "strategy full has no two-level planner", "--disk", "5",
+         "--strategy", "hsm,full"),
+    DISK(2, "strategy ism-paper has no two-level planner", "--disk", "inf",
+         "--strategy", "ism-paper", "--actions"),
+    DISK(2, "--write-cost applies to two-level plans (add --disk D",
+         "--write-cost", "2"),
+    DISK(2, "--read-cost applies to two-level plans (add --disk D",
+         "--read-cost", "2", "--write-cost", "1"),
+    DISK(2, "--disk and --online exclude each other", "--disk", "5",
+         "--online", "--strategy", "hsm"),
+    DISK(2, "--disk and --curve exclude each other", "--disk", "5",
+         "--curve"),
+    DISK(2, "--infeasible applies to one-level plans' records, not to --disk",
+         "--disk", "5", "--infeasible", "record"),
+    PLAN(2, "--disk needs --memory M", "--length", "10", "--disk", "5"),
+    DISK(2, "needs a value", "--disk"),
+    DISK(2, "--disk needs a value, not the option '--memory'", "--disk",
+         "--memory", "5"),
+    DISK(2, "--disk is given twice", "--disk", "5", "--disk", "inf"),
+    DISK(2, "--disk: '' is not a budget", "--disk", ""),
+    DISK(2, "--disk: 'lots' is not a budget", "--disk", "lots"),
+    DISK(2, "--disk: -1 is out of range", "--disk", "-1"),
+    DISK(2, "out of range", "--disk", BIG),
+    DISK(2, "'nan' is not a budget: infinity and NaN", "--disk", "nan"),
+    DISK(2, "'INF' is not a budget: infinity and NaN", "--disk", "INF"),
+    DISK(2, "exponents are not read", "--disk", "1e3"),
+    DISK(2, "; or give inf, no bound", "--disk", "0x10"),
+    DISK(2, "--disk: '64MiB' is in bytes, which needs the network's sizes",
+         "--disk", "64MiB"),
+    DISK(2, "--disk: 1.2 slots is not a budget at alpha 3.5", "--disk",
+         "1.2", "--alpha", "3.5"),
+    DISK(2, "--write-cost: 'nan' is not a cost (give a number of forward ops "
+            "a hidden state from 0 to 1000000", "--disk", "5",
+         "--write-cost", "nan"),
+    DISK(2, "--write-cost: 'inf' is not a cost", "--disk", "5",
+         "--write-cost", "inf"),
+    DISK(2, "--write-cost: '-1' is not a cost", "--disk", "5",
+         "--write-cost", "-1"),
+    DISK(2, "--write-cost: '1000001' is not a cost", "--disk", "5",
+         "--write-cost", "1000001"),
+    DISK(2, "--write-cost: '2x' is not a cost", "--disk", "5",
+         "--write-cost", "2x"),
+    DISK(2, "--write-cost: '' is not a cost", "--disk", "5", "--write-cost",
+         ""),
+    DISK(2, "hexadecimal is not read", "--disk", "5", "--write-cost",
+         "0x10"),
+    DISK(2, "a comma is no decimal point", "--disk", "5", "--write-cost",
+         "1,5"),
+    DISK(2, "--read-cost: ' 1' is not a cost", "--disk", "5", "--read-cost",
+         " 1"),
+    DISK(2, "--read-cost: '1e400' is not a cost", "--disk", "5",
+         "--read-cost", "1e400"),
+    DISK(2, "--read-cost: '+2' is not a cost", "--disk", "5", "--read-cost",
+         "+2"),
+    DISK(2, "--read-cost is given twice", "--disk", "5", "--read-cost", "1",
+         "--read-cost", "2"),
+    DISK(2, "--write-cost needs a value", "--disk", "5", "--write-cost"),
+    PLAN(3, "is infeasible for msm at length 10, alpha 1; the smallest "
+            "feasible budget is 1 slots", "--length", "10", "--memory", "0",
+         "--disk", "5"),
+    PLAN(3, "the smallest feasible budget is 1 slots", "--length", "10",
+         "--memory", "1,0", "--disk", "inf", "--strategy", "hsm,msm"),
+    PLAN(2, "the two-level msm table for length 200000000 with budget 3 "
+            "slots and disk 3 slots would hold", "--length", "200000000",
+         "--memory", "3", "--disk", "3"),
+    PLAN(2, "more than half of this machine's", "--length", "100",
+         "--memory", "99999999", "--disk", "inf", "--strategy", "hsm"),
+    PLAN(2, "more than half of this machine's", "--length", "100",
+         "--memory", "3,10", "--disk", "99999999999"),
+    PLAN(2, "the two-level hsm planner does not take length 2000000000",
+         "--length", "2000000000", "--memory", "3", "--disk", "3",
+         "--strategy", "hsm"),
+#undef DISK
     /* options in general */
     PLAN(2, "unknown option '--bogus'", "--length", "10", "--bogus"),
     PLAN(2, "unknown option '--bogus=3'", "--length", "10", "--bogus=3"),
@@ -1313,11 +1391,14 @@ END_TEST
 
 /* Every allocation of the planner in a small `bptt plan`, made to fail in
  * turn (threads 2: the wavefront build allocates in both; a budget below
- * where the closed form takes over, so that a table is built): one line,
- * exit 1, nothing on stdout; one past the last, the plan is printed. */
+ * where the closed form takes over, so that a table is built; and the
+ * two-level planner's, --disk): one line, exit 1, nothing on stdout; one
+ * past the last, the plan is printed. */
 START_TEST(test_plan_fail_alloc)
 {
-    static const char *const strategies[] = {"msm", "hsm", "msm-paper"};
+    static const char *const strategies[] = {"msm", "hsm", "msm-paper",
+                                             "hsm", "msm"};
+    static const char *const disks[] = {NULL, NULL, NULL, "4", "inf"};
     static result r;
     int n;
     for (n = 1; n < 5000; n++) {
@@ -1327,7 +1408,9 @@ START_TEST(test_plan_fail_alloc)
                                  "--length", "150", "--alpha", "4",
                                  "--memory", "5%", "--threads", "2",
                                  "--format", "json", "--actions",
-                                 "--fail-alloc", num, NULL});
+                                 "--fail-alloc", num,
+                                 disks[_i] ? "--disk" : NULL, disks[_i],
+                                 NULL});
         if (r.status == 0)
             break;
         ck_assert_msg(r.status == 1, "allocation %d: exit %d: %s", n,
@@ -2537,6 +2620,152 @@ START_TEST(test_validate)
 }
 END_TEST
 
+/* bptt plan --disk: the two-level plan's record holds the validator's
+ * counts of the plan it prints (bptt validate reads it back, the slow
+ * level's budget with it, and agrees field by field; the cost is the
+ * forward ops and the states moved at the costs given); --disk 0 costs
+ * what the one-level plan does; with no bound and free moves hsm needs
+ * 2T - 1 forward ops and msm T; H-Revolve's example costs what its paper
+ * says; the schedule names the slow level's ops. */
+START_TEST(test_plan_disk)
+{
+    char dir[256], path[512];
+    make_scratch(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    static result r, v, q;
+    static const struct {
+        const char *strategy, *alpha, *memory, *disk, *wc, *rc;
+    } cases[] = {
+        {"hsm", "1", "3", "4", "1", "1"},
+        {"msm", "1", "4", "6", "0.5", "2"},
+        {"msm", "3.5", "5", "7", "0.25", "0.125"},
+        {"hsm", "2", "3", "inf", "3", "1"},
+        {"msm", "1", "2", "inf", "0", "0"},
+        {"msm", "1", "5", "0", "1", "1"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run(&r, (const char *[]){"plan", "--length", "40", "--strategy",
+                                 cases[k].strategy, "--alpha", cases[k].alpha,
+                                 "--memory", cases[k].memory, "--disk",
+                                 cases[k].disk, "--write-cost", cases[k].wc,
+                                 "--read-cost", cases[k].rc, "--actions",
+                                 "--format", "json", NULL});
+        ck_assert_msg(r.status == 0, "case %zu: %s", k, r.err);
+        write_path(path, r.out, strlen(r.out));
+        run(&v, (const char *[]){"validate", path, "--format", "json", NULL});
+        ck_assert_msg(v.status == 0, "case %zu: %s%s", k, v.out, v.err);
+        static const char *const keys[] = {"forward_ops", "recompute_ops",
+                                           "backward_ops", "peak_slots",
+                                           "slow_writes", "slow_reads",
+                                           "slow_peak_slots"};
+        const int two = strcmp(cases[k].disk, "0") != 0;
+        for (size_t i = 0; i < (two ? 7u : 4u); i++)
+            ck_assert_msg(json_num(v.out, keys[i]) == json_num(r.out, keys[i]),
+                          "case %zu %s: %s / %s", k, keys[i], v.out, r.out);
+        char disk[32];
+        json_str(r.out, "disk", disk, sizeof disk);
+        ck_assert_str_eq(disk, cases[k].disk);
+        ck_assert_msg(json_num(r.out, "slow_peak_slots") <=
+                          (strcmp(disk, "inf") ? atof(disk) : 1e300),
+                      "case %zu: %s", k, r.out);
+        ck_assert_msg(json_num(r.out, "peak_slots") <= atof(cases[k].memory),
+                      "case %zu: %s", k, r.out);
+        if (strcmp(cases[k].alpha, "1") == 0) /* a state, a slot */
+            ck_assert_msg(json_num(r.out, "cost") ==
+                              json_num(r.out, "forward_ops") +
+                                  atof(cases[k].wc) *
+                                      json_num(r.out, "slow_writes") +
+                                  atof(cases[k].rc) *
+                                      json_num(r.out, "slow_reads"),
+                          "case %zu: %s", k, r.out);
+        ck_assert_msg(json_num(r.out, "write_cost") == atof(cases[k].wc) &&
+                          json_num(r.out, "read_cost") == atof(cases[k].rc),
+                      "case %zu: %s", k, r.out);
+        if (two && json_num(r.out, "slow_writes") > 0) {
+            /* without its slow level the plan is refused as read */
+            run(&q, (const char *[]){"validate", path, "--disk", "0", NULL});
+            ck_assert_msg(q.status == 2 && own_lines(q.err) == 1 &&
+                              strstr(q.err, "uses a slow level, and the plan "
+                                            "has none"),
+                          "case %zu: %d %s", k, q.status, q.err);
+            ck_assert_ptr_nonnull(strstr(r.out, "\"op\":\"write_"));
+        }
+    }
+    /* --disk 0 is the one-level optimum; no bound and free moves: each
+     * step once (msm: s(i) read back whole), hsm a recomputation a step */
+    static const char *const lengths[] = {"1", "7", "30", "101"};
+    static const char *const memories[] = {"1", "2", "5"};
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = 0; j < 3; j++)
+            for (int s = 0; s < 2; s++) {
+                const char *st = s ? "msm" : "hsm";
+                run(&q, (const char *[]){"plan", "--length", lengths[i],
+                                         "--strategy", st, "--memory",
+                                         memories[j], "--alpha", "2",
+                                         "--format", "json", NULL});
+                ck_assert_msg(q.status == 0, "%s", q.err);
+                run(&r, (const char *[]){"plan", "--length", lengths[i],
+                                         "--strategy", st, "--memory",
+                                         memories[j], "--alpha", "2",
+                                         "--disk", "0", "--format", "json",
+                                         NULL});
+                ck_assert_msg(r.status == 0, "%s", r.err);
+                ck_assert_msg(json_num(r.out, "forward_ops") ==
+                                  json_num(q.out, "forward_ops") &&
+                              json_num(r.out, "cost") ==
+                                  json_num(q.out, "forward_ops") &&
+                              json_num(r.out, "slow_writes") == 0,
+                              "%s T %s M %s: %s / %s", st, lengths[i],
+                              memories[j], r.out, q.out);
+                run(&r, (const char *[]){"plan", "--length", lengths[i],
+                                         "--strategy", st, "--memory",
+                                         memories[j], "--disk", "inf",
+                                         "--write-cost", "0", "--read-cost",
+                                         "0", "--format", "json", NULL});
+                ck_assert_msg(r.status == 0, "%s", r.err);
+                const double t = atof(lengths[i]);
+                ck_assert_msg(json_num(r.out, "forward_ops") ==
+                                  (s ? t : 2 * t - 1),
+                              "%s T %s M %s: %s", st, lengths[i],
+                              memories[j], r.out);
+            }
+    /* H-Revolve's example: N = 1000, 10 slots, wd = rd = 2 */
+    run(&r, (const char *[]){"plan", "--strategy", "hsm", "--length", "1000",
+                             "--memory", "10", "--disk", "10", "--write-cost",
+                             "2", "--read-cost", "2", "--format", "json",
+                             NULL});
+    ck_assert_msg(r.status == 0 && json_num(r.out, "cost") == 3847, "%s%s",
+                  r.out, r.err);
+    run(&r, (const char *[]){"plan", "--strategy", "hsm", "--length", "1000",
+                             "--memory", "10", "--disk", "inf",
+                             "--write-cost", "2", "--read-cost", "2",
+                             "--format", "json", NULL});
+    ck_assert_msg(r.status == 0 && json_num(r.out, "cost") == 3243, "%s%s",
+                  r.out, r.err);
+    /* the table, the csv and the schedule */
+    run(&r, (const char *[]){"plan", "--length", "20", "--memory", "3,4",
+                             "--strategy", "hsm,msm", "--disk", "5", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_int_eq(count_lines(r.out), 5);
+    ck_assert_ptr_nonnull(strstr(r.out, "slow_writes"));
+    ck_assert_ptr_nonnull(strstr(r.out, "slow_peak"));
+    run(&r, (const char *[]){"plan", "--length", "20", "--memory", "3",
+                             "--disk", "5", "--format", "csv", NULL});
+    ck_assert_msg(r.status == 0 && count_lines(r.out) == 2, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, ",disk,write_cost,read_cost,"));
+    run(&r, (const char *[]){"plan", "--length", "20", "--memory", "3",
+                             "--disk", "5", "--actions", "--format", "csv",
+                             NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "index,op,step,stored_slots,"
+                                        "forward_ops,slow_slots\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, ",write_"));
+    ck_assert_ptr_nonnull(strstr(r.out, ",read_"));
+    ck_assert_ptr_nonnull(strstr(r.out, ",drop_"));
+    remove_scratch(dir);
+}
+END_TEST
+
 static const char *const timing_fields[] = {
     "seconds_per_iter", "seconds_first_iter", "seconds_min", "seconds_max",
     "seconds_trend", "cpu_share_median", "cpu_share_min", "steal_seconds",
@@ -3046,7 +3275,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_run_diverges);
     tcase_add_test(tc, test_run_fail_alloc);
     tcase_add_test(tc, test_run_refused_plans);
-    tcase_add_loop_test(tc, test_plan_fail_alloc, 0, 3);
+    tcase_add_loop_test(tc, test_plan_fail_alloc, 0, 5);
     tcase_add_loop_test(tc, test_online_fail_alloc, 0, 4);
     tcase_add_test(tc, test_unwritable_stdout);
     tcase_set_timeout(tc, 120);
@@ -3058,6 +3287,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_optimal_beats_paper);
     tcase_add_test(tc, test_plan_sizes_and_strategies);
     tcase_add_test(tc, test_validate);
+    tcase_add_test(tc, test_plan_disk);
     tcase_add_test(tc, test_budget_list_and_percent);
     tcase_add_test(tc, test_curve);
     tcase_add_test(tc, test_online_hsm_optimal);

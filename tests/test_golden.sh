@@ -43,6 +43,15 @@ plan-online-actions plan --online --strategy hsm --length 12 --memory 3 --action
 plan-online-curve plan --online --strategy msm --length 200 --alpha 2 --memory 12 --curve --points 12
 plan-online-curve-json plan --online --strategy hsm --length 30 --memory 4 --curve --no-lookahead --format json
 plan-online-infeasible plan --online --length 10 --memory 0
+plan-disk plan --strategy hsm --length 1000 --memory 10 --disk 10 --write-cost 2 --read-cost 2 --format json
+plan-disk-inf plan --strategy hsm --length 1000 --memory 10 --disk inf --write-cost 2 --read-cost 2
+plan-disk-csv plan --strategy hsm,msm --length 60 --alpha 3.5 --memory 4,9 --disk 7 --write-cost 0.5 --format csv
+plan-disk-zero plan --strategy msm --length 60 --alpha 2 --memory 9 --disk 0 --format json
+plan-disk-actions plan --strategy msm --length 12 --memory 3 --alpha 2 --disk 4 --actions
+plan-disk-actions-json plan --strategy msm --length 12 --memory 3 --disk inf --write-cost 0.1 --read-cost 0.3 --actions --format json
+plan-disk-actions-csv plan --strategy hsm --length 12 --memory 2 --disk 3 --read-cost 0.25 --actions --format csv
+plan-disk-cell plan --cell gru --hidden 8 --batch 2 --length 30 --memory 3,1KiB --disk 512B --format json
+plan-disk-refused plan --length 10 --memory 3 --disk 5 --strategy chen
 CALLS
 
 # bptt's output for one call into OUT (stdout, then its exit status) and

@@ -50,6 +50,7 @@
 #include "mem.h"
 #include "online.h"
 #include "steps.h"
+#include "twolevel.h"
 
 #define Q 16 /* bytes per unit: room for a state's 12-byte name */
 
@@ -810,6 +811,47 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* A two-level plan (twolevel.h) with the slow level's ops is refused,
+ * BPTT_EINVAL, before any op is called or memory taken; the same
+ * planner's plan that uses no slow level runs, its slow budget aside. */
+START_TEST(test_slow_level_refused)
+{
+    const int64_t h = 2, s = 7;
+    bptt_mem *mem = bptt_mem_alloc();
+    recorder r;
+    const bptt_steps ops = stand_in(&r, h, s);
+    bptt_steps_stats st;
+    const bptt_slow_level free_moves = {BPTT_SLOW_UNLIMITED, 0, 0};
+    bptt_twolevel *tl = NULL;
+    ck_assert_int_eq(bptt_twolevel_alloc(&tl, "msm", 12, h, s, h, &free_moves),
+                     BPTT_OK);
+    bptt_plan *p = NULL;
+    ck_assert_int_eq(bptt_twolevel_plan(tl, &p), BPTT_OK);
+    bptt_twolevel_free(tl);
+    ck_assert_uint_gt(bptt_plan_slow_actions(p), 0);
+    ck_assert_int_eq(bptt_twolevel_plan_actions(NULL), -1);
+    ck_assert_int_eq(bptt_steps_run(p, &ops, mem, &st, NULL), BPTT_EINVAL);
+    ck_assert_uint_eq(r.n_calls, 0);
+    ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_peak, 0);
+    bptt_plan_free(p);
+    /* a slow level it does not use: an ordinary plan */
+    const bptt_slow_level dear = {4 * s, 1e6, 1e6};
+    ck_assert_int_eq(bptt_twolevel_alloc(&tl, "hsm", 12, h, s, 3 * h, &dear),
+                     BPTT_OK);
+    const int64_t n = bptt_twolevel_plan_actions(tl);
+    ck_assert_int_eq(bptt_twolevel_plan(tl, &p), BPTT_OK);
+    bptt_twolevel_free(tl);
+    ck_assert_int_eq(n, (int64_t)p->n_actions);
+    ck_assert_int_eq(p->slow_budget, 4 * s);
+    ck_assert_uint_eq(bptt_plan_slow_actions(p), 0);
+    ck_assert_int_eq(bptt_steps_run(p, &ops, mem, &st, NULL), BPTT_OK);
+    ck_assert_uint_gt(r.n_calls, 0);
+    free(r.calls);
+    bptt_plan_free(p);
+    bptt_mem_free(mem);
+}
+END_TEST
+
 START_TEST(test_op_error_stops)
 {
     bptt_plan *p = small_plan(10, 1, 3);
@@ -1275,6 +1317,7 @@ static Suite *steps_suite(void)
     tcase_add_test(tc, test_plans_by_hand);
     tcase_add_test(tc, test_comparison_can_fail);
     tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_slow_level_refused);
     tcase_add_test(tc, test_op_error_stops);
     tcase_add_test(tc, test_op_status_range);
     tcase_add_test(tc, test_wrong_offset_stops);

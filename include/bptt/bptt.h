@@ -135,7 +135,9 @@ typedef struct {
      * only, leaves it 0 */
     int64_t peak_bytes;
     /* the slow level (twolevel.h): its most units at any moment, and the
-     * states written and read with their units */
+     * states written and read with their units (INT64_MAX where these
+     * would pass it: a state may be written, dropped and written again,
+     * or read any number of times) */
     int64_t slow_peak_units;
     int64_t slow_writes, slow_reads;
     int64_t slow_write_units, slow_read_units;

@@ -40,7 +40,9 @@ typedef struct {
  * the plan on batch (batch->T == plan->length), accumulates gradients.  The
  * plan's units must match the model's state sizes (hidden_units *
  * internal bytes == internal_units * hidden bytes).  BPTT_EINVAL for a
- * batch or units that do not fit, BPTT_EBADPLAN for a plan the validator
+ * batch or units that do not fit, or a plan with any action of a slow
+ * level (twolevel.h: not executable yet; refused before the gradients
+ * are touched), BPTT_EBADPLAN for a plan the validator
  * rejects, BPTT_ENOMEM when a tracked allocation fails (everything taken
  * is released; the gradients are then undefined). */
 int bptt_exec_run(const bptt_plan *plan, bptt_model *model,

@@ -201,7 +201,9 @@ typedef struct {
  *
  * Returns BPTT_OK; BPTT_EINVAL for a NULL argument or op (but
  * hidden_from_internal, see there), sizes out of range, a hidden_offset
- * past the internal state or units that do not match; BPTT_EBADPLAN for
+ * past the internal state, units that do not match, or a plan with any
+ * action of a slow level (twolevel.h: bptt_plan_slow_actions; not run
+ * yet, refused before anything is taken or called); BPTT_EBADPLAN for
  * a plan the validator rejects (no op is called); BPTT_ENOMEM when an
  * allocation from mem fails; BPTT_ESTEPS when the bytes at hidden_offset
  * of s(i) are not the h(i) the forward op wrote; or the status an op
@@ -252,11 +254,12 @@ typedef int (*bptt_steps_more)(void *ctx, size_t i, int *last);
  *
  * Returns BPTT_OK; BPTT_EINVAL for a NULL o, steps, more or stats, a
  * table bptt_steps_run refuses, a planner already used or whose units
- * are not the table's bytes, or a plan with restore_internal on a table
- * that cannot restore; BPTT_ESHORT when more ended the sequence before
- * its first step; the planner's statuses (BPTT_ETOOBIG past its longest
- * sequence, BPTT_ENOMEM); BPTT_EBADPLAN; BPTT_ENOMEM; BPTT_ESTEPS; or an
- * op's or more's status.  On every return all it took from mem is given
+ * are not the table's bytes, a plan with restore_internal on a table
+ * that cannot restore, or a finished plan with a slow level's actions;
+ * BPTT_ESHORT when more ended the sequence before its first step; the
+ * planner's statuses (BPTT_ETOOBIG past its longest sequence,
+ * BPTT_ENOMEM); BPTT_EBADPLAN; BPTT_ENOMEM; BPTT_ESTEPS; or an op's or
+ * more's status.  On every return all it took from mem is given
  * back.  The planner is spent either way (bptt_online_free it). */
 int bptt_steps_run_online(bptt_online *o, const bptt_steps *steps,
                           bptt_mem *mem, bptt_steps_more more,

@@ -91,6 +91,26 @@ double bptt_twolevel_cost_at(const bptt_twolevel *tl, size_t t, int64_t m,
 
 /* The plan of that optimum (budget m, slow_budget the slow level's). */
 int bptt_twolevel_plan(const bptt_twolevel *tl, bptt_plan **out);
+/* The number of actions bptt_twolevel_plan gives, counted by unrolling
+ * the plan without storing it (as long as making it, holding only the
+ * unrolling stack), so that a caller can size the plan before it is
+ * made; -1 when tl is NULL, the optimum is infeasible or the stack could
+ * not grow. */
+int64_t bptt_twolevel_plan_actions(const bptt_twolevel *tl);
+
+/* The cost above of a plan whose validator's counts are st (the slow
+ * level's units written and read, its hidden states h units each) under
+ * the costs of `slow` (its budget is not read): forward_ops + write_cost x
+ * slow_write_units / h + read_cost x slow_read_units / h.  NaN when st or
+ * slow is NULL or h < 1. */
+double bptt_twolevel_stats_cost(const bptt_plan_stats *st, int64_t h,
+                                const bptt_slow_level *slow);
+
+/* How many of the plan's actions use the slow level (write_*, read_*,
+ * drop_*; plan NULL: 0).  A plan with any is not executable yet: the
+ * executors (steps.h, exec.h, session.h) refuse it, BPTT_EINVAL, before
+ * any op runs. */
+size_t bptt_plan_slow_actions(const bptt_plan *plan);
 
 #pragma GCC visibility pop
 

@@ -51,14 +51,19 @@ int cli_budget(const char *cmd, const char *opt, const char *text,
                const bptt_budget_sizes *z, int flags,
                bptt_budget_resolved *r);
 
-/* A subcommand's usage text onto f, with "@STRATEGIES@", "@CELLS@" and
- * "@ONLINE@" replaced by the library's lists ("full, chen, ... or
- * msm-paper"; the online planner's: "hsm or msm"), so that no help text
- * names them itself. */
+/* A subcommand's usage text onto f, with "@STRATEGIES@", "@CELLS@",
+ * "@ONLINE@" and "@TWOLEVEL@" replaced by the library's lists ("full,
+ * chen, ... or msm-paper"; the online planner's and the two-level
+ * planner's: "hsm or msm"), and "@COSTMAX@" by the largest write or read
+ * cost (twolevel.h), so that no help text names them itself. */
 void cli_usage(FILE *f, const char *text);
 /* The strategies the online planner (online.h) takes, as
  * bptt_strategy_names writes them; returns the whole length. */
 size_t cli_online_strategy_names(char *buf, size_t cap, const char *last);
+/* The same for the two-level planner (twolevel.h), and whether it takes
+ * strategy `name` (1 or 0). */
+size_t cli_twolevel_strategy_names(char *buf, size_t cap, const char *last);
+int cli_twolevel_takes(const char *name);
 /* The one-line errors for an unknown --strategy or --cell, naming the
  * library's choices; they return EXIT_USAGE. */
 int cli_unknown_strategy(const char *cmd, const char *opt, const char *name);

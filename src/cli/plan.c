@@ -1,7 +1,8 @@
 /* plan.c: `bptt plan`: the optimal plan for one (strategy, length,
  * budget, alpha), its cost and peak as the validator measured them, the
  * schedule itself (--actions) or the cost at every budget (--curve);
- * --online plans are plan_online.c's.
+ * --online plans are plan_online.c's, two-level plans (--disk)
+ * plan_disk.c's.
  * Its arguments are plan_args.c's; what it shares with `bptt sweep` is
  * plan_shared.c's; its records are written by the library (planrec.h).
  *
@@ -37,37 +38,10 @@ static bptt_plan_record record(const plan_args *a, int64_t memory,
                               full, min_mem, st, a->h};
 }
 
-/* The smallest feasible budget of a->strategy; for a budget below it
- * the error (nothing printed yet) and EXIT_INFEASIBLE. */
-static int check_feasible(const plan_args *a, const bptt_table_options *o,
-                          int64_t *min_mem)
-{
-    const size_t t = (size_t)a->length;
-    *min_mem = bptt_strategy_min_budget(a->strategy, t, a->h, a->s, o);
-    for (int i = 0; i < a->n_budgets && a->infeasible == PLAN_INFEASIBLE_FAIL;
-         i++) {
-        if (a->budget[i] >= *min_mem)
-            continue;
-        char b[32], m[32], al[32], bytes[96] = "";
-        bptt_slots_text(b, sizeof b, a->budget[i], a->h);
-        bptt_slots_text(m, sizeof m, *min_mem, a->h);
-        bptt_slots_text(al, sizeof al, a->s, a->h);
-        if (a->quantum) /* --cell: the bytes too */
-            snprintf(bytes, sizeof bytes, " (%" PRId64 " bytes)",
-                     *min_mem * a->quantum);
-        return cli_error(EXIT_INFEASIBLE, CMD,
-                         "budget %s slots (%s) is infeasible for %s at length "
-                         "%zu, alpha %s; the smallest feasible budget is %s "
-                         "slots%s", b, a->budget_text[i], a->strategy->name,
-                         t, al, m, bytes);
-    }
-    return 0;
-}
-
 /* Every budget of a->strategy from one table: the plans, or with --curve
  * the cost at every budget; the budgets checked feasible (min_mem, from
- * check_feasible) and the plans checked to fit in memory before anything
- * of this strategy is printed. */
+ * plan_check_feasible) and the plans checked to fit in memory before
+ * anything of this strategy is printed. */
 static int plan_strategy(const plan_args *a, int64_t full, int64_t min_mem,
                          int *n_skipped)
 {
@@ -162,6 +136,8 @@ int cli_plan(int argc, char **argv)
         return rc;
     if (a.online)
         return plan_online(&a);
+    if (a.disk_text)
+        return plan_disk(&a);
 
     const int64_t full = bptt_full_peak((size_t)a.length, a.h, a.s);
     /* every strategy's budgets feasible before anything is printed (with
@@ -170,7 +146,7 @@ int cli_plan(int argc, char **argv)
     for (int k = 0; k < a.n_strategies && rc == 0; k++) {
         a.strategy = a.strategies[k];
         const bptt_table_options o = {.chen_segment = (size_t)a.segment};
-        rc = check_feasible(&a, &o, &min_mem[k]);
+        rc = plan_check_feasible(&a, &o, &min_mem[k]);
     }
     if (rc)
         return rc;

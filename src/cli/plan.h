@@ -41,6 +41,15 @@ typedef struct {
     int no_lookahead;  /* --no-lookahead: the end learned after step T */
     int64_t points;    /* --points N (--online --curve): 0, every length */
     int infeasible; /* enum plan_infeasible: --infeasible */
+    /* --disk: a slow level (twolevel.h) of disk units (BPTT_SLOW_UNLIMITED
+     * for inf), written and read at write_cost and read_cost forward ops
+     * a hidden state (default 1 each); disk_text NULL: one level, no
+     * two-level planner */
+    const char *disk_text;
+    int64_t disk;
+    double write_cost, read_cost;
+    const char *cost_given; /* the first of --write-cost, --read-cost
+                               given, or NULL */
     int64_t fail_alloc; /* test hook: the planner allocation to fail */
 } plan_args;
 
@@ -57,5 +66,14 @@ void plan_usage(FILE *f);
 /* `bptt plan --online` (plan_online.c), its arguments parsed: 0 or the
  * exit status, the error said. */
 int plan_online(const plan_args *a);
+
+/* `bptt plan --disk` (plan_disk.c), the same. */
+int plan_disk(const plan_args *a);
+
+/* The smallest feasible budget of a->strategy (opts: Chen's segment) into
+ * *min_mem; for a budget of a's below it, with --infeasible fail, the
+ * error (nothing printed yet) and EXIT_INFEASIBLE; else 0 (plan_shared.c). */
+int plan_check_feasible(const plan_args *a, const bptt_table_options *opts,
+                        int64_t *min_mem);
 
 #endif

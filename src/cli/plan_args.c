@@ -10,6 +10,8 @@
 #include "cli.h"
 #include "online.h"
 #include "model.h"
+#include "numbers.h"
+#include "twolevel.h"
 #include "plan.h"
 
 #define CMD "plan"
@@ -22,6 +24,7 @@ void plan_usage(FILE *f)
         "                 [--layers L]] [--segment K] [--threads K]\n"
         "                 [--format text|json|csv] [--actions | --curve]\n"
         "                 [--online [--no-lookahead] [--points N]]\n"
+        "                 [--disk D [--write-cost WD] [--read-cost RD]]\n"
         "                 [--infeasible fail|record|skip]\n"
         "                 [--help] [--version]\n"
         "\n"
@@ -58,6 +61,20 @@ void plan_usage(FILE *f)
         "                 T (no step is announced as the last)\n"
         "  --points N     with --online --curve: N lengths, log-spaced from 1\n"
         "                 to T (default: every length)\n"
+        "  --disk D       a slow level beside the budget (host memory, a\n"
+        "                 disk) of D slots, as --memory takes them (200, 5%,\n"
+        "                 bytes with --cell), or inf (no bound): the two-level\n"
+        "                 plan of the least cost, forward ops + WD x hidden\n"
+        "                 states written + RD x hidden states read (an\n"
+        "                 internal state counts alpha); --strategy @TWOLEVEL@,\n"
+        "                 with --memory, not with --online or --curve; --disk\n"
+        "                 0 plans one level.  The record adds disk, the costs,\n"
+        "                 the states written and read, the cost and the slow\n"
+        "                 level's peak\n"
+        "  --write-cost WD  with --disk: forward ops a hidden state's write\n"
+        "                 costs, a number from 0 to @COSTMAX@ (default 1)\n"
+        "  --read-cost RD with --disk: forward ops a hidden state's read\n"
+        "                 costs, the same (default 1)\n"
         "  --threads K    threads for building the table (default:\n"
         "                 OMP_NUM_THREADS, else the CPUs online)\n"
         "  --infeasible P a budget below a strategy's smallest feasible one:\n"
@@ -145,9 +162,11 @@ static int state_units(plan_args *a)
     return 0;
 }
 
-/* A budget in units: slots (a->h units each), a share of full BPTT's
- * peak, or bytes (with --cell only).  0, or the error and EXIT_USAGE. */
-static int budget_units(const plan_args *a, const char *text, int64_t *out)
+/* A budget of option opt in units: slots (a->h units each), a share of
+ * full BPTT's peak, or bytes (with --cell only).  0, or the error and
+ * EXIT_USAGE. */
+static int budget_units(const plan_args *a, const char *opt,
+                        const char *text, int64_t *out)
 {
     const bptt_budget_sizes z = {(size_t)a->length, a->h, a->s, a->quantum};
     bptt_budget_resolved r;
@@ -157,10 +176,62 @@ static int budget_units(const plan_args *a, const char *text, int64_t *out)
         return 0;
     }
     if (r.given.kind == BPTT_BUDGET_BYTES && !a->quantum) /* as parsed */
-        return cli_error(EXIT_USAGE, CMD, "--memory: '%s' is in bytes, which "
+        return cli_error(EXIT_USAGE, CMD, "%s: '%s' is in bytes, which "
                          "needs the network's sizes (give --cell), or give "
-                         "slots (200) or a share (5%%)", text);
-    return cli_error(EXIT_USAGE, CMD, "--memory: %s", why);
+                         "slots (200) or a share (5%%)%s", opt, text,
+                         a->disk_text == text ? ", or inf" : "");
+    return cli_error(EXIT_USAGE, CMD, "%s: %s%s", opt, why,
+                     a->disk_text == text ? "; or give inf, no bound" : "");
+}
+
+/* A write or read cost: forward ops a hidden state, a number from 0 to
+ * BPTT_SLOW_COST_MAX (twolevel.h), decimal ("2", "0.5", "1e-3"). */
+static int parse_cost(const char *opt, const char *text, double *out)
+{
+    const char *why = bptt_number_trouble(text);
+    if (why && strcmp(why, "exponents are not read") == 0)
+        why = NULL; /* "1e-3" is read here */
+    double v = 0;
+    if (bptt_parse_real(text, &v) != 0 || !(v >= 0) ||
+        !(v <= BPTT_SLOW_COST_MAX))
+        return cli_error(EXIT_USAGE, CMD, "%s: '%s' is not a cost (give a "
+                         "number of forward ops a hidden state from 0 to "
+                         "%.0f, e.g. 2 or 0.5)%s%s", opt, text,
+                         BPTT_SLOW_COST_MAX, why ? ": " : "", why ? why : "");
+    *out = v;
+    return 0;
+}
+
+/* What --disk, --write-cost and --read-cost ask, checked against the
+ * rest: 0, or the error and EXIT_USAGE. */
+static int disk_args(const plan_args *a)
+{
+    if (a->cost_given && !a->disk_text)
+        return cli_error(EXIT_USAGE, CMD, "%s applies to two-level plans "
+                         "(add --disk D, e.g. --disk 10 or --disk inf)",
+                         a->cost_given);
+    if (!a->disk_text)
+        return 0;
+    if (a->online)
+        return cli_error(EXIT_USAGE, CMD, "--disk and --online exclude each "
+                         "other (the online planner keeps one level; drop "
+                         "one)");
+    if (a->curve)
+        return cli_error(EXIT_USAGE, CMD, "--disk and --curve exclude each "
+                         "other (--curve prints one level's cost at every "
+                         "budget; drop one)");
+    if (a->infeasible != PLAN_INFEASIBLE_FAIL)
+        return cli_error(EXIT_USAGE, CMD, "--infeasible applies to one-level "
+                         "plans' records, not to --disk (a budget below the "
+                         "smallest: exit 3)");
+    char names[128];
+    cli_twolevel_strategy_names(names, sizeof names, " or ");
+    for (int k = 0; k < a->n_strategies; k++)
+        if (!cli_twolevel_takes(a->strategies[k]->name))
+            return cli_error(EXIT_USAGE, CMD, "--disk: strategy %s has no "
+                             "two-level planner (give --strategy %s)",
+                             a->strategies[k]->name, names);
+    return 0;
 }
 
 /* What --online, --no-lookahead and --points ask, checked against the
@@ -228,6 +299,9 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
         {"batch", required_argument, NULL, 'B'},
         {"layers", required_argument, NULL, 'L'},
         {"infeasible", required_argument, NULL, 'I'},
+        {"disk", required_argument, NULL, 'D'},
+        {"write-cost", required_argument, NULL, 'W'},
+        {"read-cost", required_argument, NULL, 'R'},
         {"fail-alloc", required_argument, NULL, 'F'}, /* test hook */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -241,6 +315,7 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
     a->alpha_text = "1";
     a->hidden = 128, a->batch = 32, a->layers = 1;
     a->format = FORMAT_TEXT;
+    a->write_cost = a->read_cost = 1;
     *help = 0;
     opterr = 0;
     optind = 1;
@@ -344,6 +419,17 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
             rc = cli_parse_int(CMD, "--fail-alloc", optarg, 1, INT64_MAX / 2,
                                &a->fail_alloc);
             break;
+        case 'D':
+            a->disk_text = optarg; /* its units wait for the state sizes */
+            break;
+        case 'W':
+        case 'R':
+            a->cost_given = a->cost_given ? a->cost_given
+                            : c == 'W'    ? "--write-cost"
+                                          : "--read-cost";
+            rc = parse_cost(c == 'W' ? "--write-cost" : "--read-cost", optarg,
+                            c == 'W' ? &a->write_cost : &a->read_cost);
+            break;
         case 'h':
             *help = 1;
             return 0;
@@ -355,7 +441,7 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
         return rc;
     if ((rc = cli_length_given(CMD, a->length)) != 0)
         return rc;
-    if ((rc = online_args(a)) != 0)
+    if ((rc = disk_args(a)) != 0 || (rc = online_args(a)) != 0)
         return rc;
     if (a->actions && a->curve)
         return cli_error(EXIT_USAGE, CMD, "--actions and --curve exclude each "
@@ -379,6 +465,10 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
                          "list", a->actions ? "actions" : "curve");
     if ((rc = state_units(a)) != 0)
         return rc;
+    if (!have_memory && a->disk_text)
+        return cli_error(EXIT_USAGE, CMD, "--disk needs --memory M, the fast "
+                         "level's budget (at the default, 100%%, the slow "
+                         "level has nothing to do; e.g. --memory 10)");
     if (!have_memory) {
         a->budget_text[0] = "100%";
         a->n_budgets = 1;
@@ -387,7 +477,11 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
         return cli_error(EXIT_USAGE, CMD, "--%s takes one budget, not a list",
                          a->actions ? "actions" : "curve");
     for (int i = 0; i < a->n_budgets && rc == 0; i++)
-        rc = budget_units(a, a->budget_text[i], &a->budget[i]);
+        rc = budget_units(a, "--memory", a->budget_text[i], &a->budget[i]);
+    if (rc == 0 && a->disk_text)
+        rc = strcmp(a->disk_text, "inf") == 0
+                 ? (a->disk = BPTT_SLOW_UNLIMITED, 0)
+                 : budget_units(a, "--disk", a->disk_text, &a->disk);
     if (rc == 0 && a->curve && !a->online && a->budget[0] > MAX_CURVE)
         return cli_error(EXIT_USAGE, CMD, "--curve prints one line per budget "
                          "1..M; M = %" PRId64 " (%s) is more than %d lines "

@@ -1,7 +1,9 @@
 /* plan_shared.c: what `bptt plan` and `bptt sweep` share (cli.h): the
  * validated plan of a table at one budget, whether a plan fits in memory
- * before it is made, and the message for a table that cannot be built.
- * (Their records are the library's: planrec.h.) */
+ * before it is made, and the message for a table that cannot be built;
+ * and what `bptt plan`'s one-level and two-level plans share (plan.h):
+ * the check of a budget below the smallest feasible one.  (Their records
+ * are the library's: planrec.h.) */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 
@@ -127,4 +129,29 @@ int cli_table_error(const char *cmd, int status, const bptt_strategy *st,
                      "needs more than half of this machine's %s (building "
                      "it would hold %s); use a smaller length or budget",
                      st->name, t, budget, have, need);
+}
+
+int plan_check_feasible(const plan_args *a, const bptt_table_options *o,
+                        int64_t *min_mem)
+{
+    const size_t t = (size_t)a->length;
+    *min_mem = bptt_strategy_min_budget(a->strategy, t, a->h, a->s, o);
+    for (int i = 0; i < a->n_budgets && a->infeasible == PLAN_INFEASIBLE_FAIL;
+         i++) {
+        if (a->budget[i] >= *min_mem)
+            continue;
+        char b[32], m[32], al[32], bytes[96] = "";
+        bptt_slots_text(b, sizeof b, a->budget[i], a->h);
+        bptt_slots_text(m, sizeof m, *min_mem, a->h);
+        bptt_slots_text(al, sizeof al, a->s, a->h);
+        if (a->quantum) /* --cell: the bytes too */
+            snprintf(bytes, sizeof bytes, " (%" PRId64 " bytes)",
+                     *min_mem * a->quantum);
+        return cli_error(EXIT_INFEASIBLE, "plan",
+                         "budget %s slots (%s) is infeasible for %s at length "
+                         "%zu, alpha %s; the smallest feasible budget is %s "
+                         "slots%s", b, a->budget_text[i], a->strategy->name,
+                         t, al, m, bytes);
+    }
+    return 0;
 }

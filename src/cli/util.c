@@ -15,6 +15,7 @@
 #include "budget.h"
 #include "numbers.h"
 #include "online.h"
+#include "twolevel.h"
 #include "cell.h"
 #include "cli.h"
 #include "run.h"
@@ -214,15 +215,35 @@ size_t cli_online_strategy_names(char *buf, size_t cap, const char *last)
     return bptt_names_text(buf, cap, names, n, last);
 }
 
+int cli_twolevel_takes(const char *name)
+{
+    /* the library sizes a table of the strategies it plans, and no other */
+    const bptt_slow_level none = {0, 0, 0};
+    return bptt_twolevel_bytes_needed(name, 1, 1, 1, 1, &none) != 0;
+}
+
+size_t cli_twolevel_strategy_names(char *buf, size_t cap, const char *last)
+{
+    const char *names[16];
+    size_t n = 0;
+    for (size_t i = 0; bptt_strategies[i] && n < 16; i++)
+        if (cli_twolevel_takes(bptt_strategies[i]->name))
+            names[n++] = bptt_strategies[i]->name;
+    return bptt_names_text(buf, cap, names, n, last);
+}
+
 void cli_usage(FILE *f, const char *text)
 {
     static const char *const keys[] = {"@STRATEGIES@", "@CELLS@",
-                                       "@ONLINE@"};
+                                       "@ONLINE@", "@TWOLEVEL@",
+                                       "@COSTMAX@"};
     enum { N_KEYS = sizeof keys / sizeof keys[0] };
     char list[N_KEYS][256];
     bptt_strategy_names(list[0], sizeof list[0], " or ");
     bptt_cell_names(list[1], sizeof list[1], " or ");
     cli_online_strategy_names(list[2], sizeof list[2], " or ");
+    cli_twolevel_strategy_names(list[3], sizeof list[3], " or ");
+    snprintf(list[4], sizeof list[4], "%.0f", BPTT_SLOW_COST_MAX);
     while (*text) {
         const char *at = strchr(text, '@');
         int k = -1;

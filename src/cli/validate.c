@@ -23,7 +23,8 @@ static void validate_usage(FILE *f)
 {
     cli_usage(f,
         "usage: bptt validate FILE [--length T] [--alpha A] [--memory M]\n"
-        "                     [--format text|json] [--help] [--version]\n"
+        "                     [--disk D] [--format text|json] [--help]\n"
+        "                     [--version]\n"
         "\n"
         "Executes a plan given as JSON actions with the symbolic validator\n"
         "and prints its counts (forward ops, recomputations, backward ops,\n"
@@ -31,21 +32,25 @@ static void validate_usage(FILE *f)
         "and the rule.  FILE (- for stdin) holds an array of actions,\n"
         "[{\"op\":\"advance\",\"step\":1}, ...], or an object with one as\n"
         "\"schedule\", as `bptt plan --actions --format json` prints it\n"
-        "(its length, alpha and memory are used unless given here).\n"
+        "(its length, alpha, memory and disk are used unless given here).\n"
         "\n"
         "  --length T     steps of the sequence (default: the largest step)\n"
         "  --alpha A      internal state size in slots, e.g. 4 or 3.5 (1)\n"
         "  --memory M     budget in slots: no more may ever be stored\n"
         "                 (default: no limit)\n"
+        "  --disk D       the slow level's budget of a two-level plan (bptt\n"
+        "                 plan --disk), slots or inf (default 0: one level,\n"
+        "                 whose plans may not use the slow level's ops)\n"
         "  --format F     text (default) or json (one object)\n"
         "\n"
         "The counts the file states (forward_ops, recompute_ops,\n"
         "backward_ops, actions, peak_slots, full_peak_slots,\n"
-        "forward_ops_per_step, memory_fraction) must be the plan's (a\n"
-        "count no plan has, such as 1e30 or -3, is one that differs); its\n"
-        "members have their types (alpha a number, not \"4\"). A length\n"
-        "above the number of actions is refused. FILE may hold at most\n"
-        "1 GiB.\n"
+        "forward_ops_per_step, memory_fraction; slow_writes, slow_reads,\n"
+        "slow_peak_slots, and cost at the write_cost and read_cost it\n"
+        "states) must be the plan's (a count no plan has, such as 1e30 or\n"
+        "-3, is one that differs); its members have their types (alpha a\n"
+        "number, not \"4\"). A length above the number of actions is\n"
+        "refused. FILE may hold at most 1 GiB.\n"
         "\n"
         "exit status: 0 the plan is valid, 1 it breaks a rule (the line\n"
         "names the action) or states a count it does not have (the line\n"
@@ -91,11 +96,12 @@ int cli_validate(int argc, char **argv)
         {"length", required_argument, NULL, 't'},
         {"alpha", required_argument, NULL, 'a'},
         {"memory", required_argument, NULL, 'm'},
+        {"disk", required_argument, NULL, 'd'},
         {"format", required_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *seen[CLI_MAX_OPTIONS] = {NULL};
-    bptt_plan_json_given given = {0, NULL, -1, NULL};
+    bptt_plan_json_given given = {0, NULL, -1, NULL, NULL};
     enum output_format format = FORMAT_TEXT;
     int64_t v;
     int c, rc = 0;
@@ -124,6 +130,19 @@ int cli_validate(int argc, char **argv)
                                "200 or 174.5)", optarg,
                                (long long)BPTT_PLAN_NO_LIMIT);
             given.memory_text = optarg;
+            break;
+        }
+        case 'd': {
+            bptt_budget b;
+            if (strcmp(optarg, "inf") != 0 &&
+                (bptt_budget_parse(optarg, &b) != BPTT_OK ||
+                 b.kind != BPTT_BUDGET_SLOTS ||
+                 b.slots > BPTT_PLAN_NO_LIMIT))
+                rc = cli_error(EXIT_USAGE, CMD, "--disk: '%s' is not a "
+                               "budget in slots (give 0 to %lld slots, e.g. "
+                               "200 or 174.5, or inf for no bound)", optarg,
+                               (long long)BPTT_PLAN_NO_LIMIT);
+            given.disk_text = optarg;
             break;
         }
         case 'f':

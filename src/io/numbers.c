@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,4 +159,27 @@ int bptt_parse_whole(const char *text, size_t n, int64_t *out)
         return -1;
     *out = (int64_t)v;
     return 0;
+}
+
+const char *bptt_real_text(char *buf, size_t cap, double v)
+{
+    /* printf's point follows LC_NUMERIC: the C locale's, for this thread,
+     * while printing */
+    const locale_t c = c_numeric();
+    const locale_t was = c ? uselocale(c) : (locale_t)0;
+    if (!(v >= 0) || v > 1.7e308) { /* NaN, negative, inf: as they are */
+        snprintf(buf, cap, "%.17g", v);
+    } else if (v < 9007199254740992.0 && v == (double)(int64_t)v) {
+        snprintf(buf, cap, "%.0f", v);
+    } else {
+        for (int p = 1; p <= 17; p++) {
+            snprintf(buf, cap, "%.*g", p, v);
+            double back;
+            if (bptt_parse_real(buf, &back) == 0 && back == v)
+                break;
+        }
+    }
+    if (c)
+        uselocale(was);
+    return buf;
 }

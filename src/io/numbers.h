@@ -31,6 +31,13 @@ int bptt_parse_decimal(const char *text, size_t n, double *out);
  * is not one (or out of a double's range). */
 int bptt_parse_real(const char *text, double *out);
 
+/* v (finite, >= 0) as the shortest decimal that bptt_parse_real reads
+ * back as v, into buf[cap] (cap >= 32): a whole number below 2^53
+ * without a point or an exponent ("3847"), else %g's form with the
+ * fewest digits that does ("9.6", "1e-07"), in the C locale whatever
+ * LC_NUMERIC says; %.17g for any other value.  Returns buf. */
+const char *bptt_real_text(char *buf, size_t cap, double v);
+
 /* What is wrong with a number as written, in words, when it is one of
  * the forms people try that are not read ("0x10KiB": "hexadecimal is
  * not read"; "2,5%": a comma; "inf", "nan"; "1e3"): a static string, or

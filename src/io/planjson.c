@@ -12,7 +12,9 @@
 
 #include "budget.h"
 #include "json.h"
+#include "numbers.h"
 #include "planjson.h"
+#include "twolevel.h"
 #include "why.h"
 
 /* v as a whole number in [lo, hi]: 1, or 0. */
@@ -46,12 +48,14 @@ static const char *type_name(int type)
 }
 
 /* The members a plan file may state beside its schedule: bptt plan
- * --actions --format json's record.  kind: 's' string, 'w' whole number
- * >= 0, 'n' number >= 0. */
+ * --actions --format json's record (--disk: the slow level's too).
+ * kind: 's' string, 'w' whole number >= 0, 'n' number >= 0, 'd' a number
+ * >= 0 or the string "inf". */
 enum {
     F_STRATEGY, F_LENGTH, F_ALPHA, F_MEMORY, F_FORWARD, F_RECOMPUTE,
     F_BACKWARD, F_PEAK, F_PER_STEP, F_FULL_PEAK, F_FRACTION, F_MIN_MEMORY,
-    F_ACTIONS, F_PLAN_SECONDS, F_TABLE_BYTES, N_FIELDS
+    F_ACTIONS, F_PLAN_SECONDS, F_TABLE_BYTES, F_DISK, F_WRITE_COST,
+    F_READ_COST, F_SLOW_WRITES, F_SLOW_READS, F_SLOW_PEAK, F_COST, N_FIELDS
 };
 static const struct {
     const char *name;
@@ -72,7 +76,25 @@ static const struct {
     [F_ACTIONS] = {"actions", 'w'},
     [F_PLAN_SECONDS] = {"plan_seconds", 'n'},
     [F_TABLE_BYTES] = {"table_bytes", 'w'},
+    [F_DISK] = {"disk", 'd'},
+    [F_WRITE_COST] = {"write_cost", 'n'},
+    [F_READ_COST] = {"read_cost", 'n'},
+    [F_SLOW_WRITES] = {"slow_writes", 'w'},
+    [F_SLOW_READS] = {"slow_reads", 'w'},
+    [F_SLOW_PEAK] = {"slow_peak_slots", 'n'},
+    [F_COST] = {"cost", 'n'},
 };
+
+/* The names of every op, "advance, save_hidden, ... or drop_internal",
+ * into buf (the library's: bptt_op_name). */
+static const char *op_names(char *buf, size_t cap)
+{
+    const char *names[BPTT_N_OPS];
+    for (int k = 0; k < BPTT_N_OPS; k++)
+        names[k] = bptt_op_name(k);
+    bptt_names_text(buf, cap, names, BPTT_N_OPS, " or ");
+    return buf;
+}
 
 typedef struct {
     bptt_json *v[N_FIELDS]; /* the members given, parsed */
@@ -120,15 +142,15 @@ static int read_action(const char *text, size_t len, size_t *i, size_t k,
                       "{\"op\":..., \"step\":...}",
                       k, type_name(a->type));
     else if (!op || op->type != BPTT_JSON_STRING ||
-             bptt_op_parse(op->text) < 0)
+             bptt_op_parse(op->text) < 0) {
+        char names[400];
         rc = bptt_why(
-            BPTT_EINVAL, why, cap,
-            "action %zu: %s%s%s (give one of "
-            "advance, save_hidden, save_internal, restore_hidden, "
-            "restore_internal, backward, free_hidden, free_internal)",
+            BPTT_EINVAL, why, cap, "action %zu: %s%.60s%s (give one of %s)",
             k, op && op->type == BPTT_JSON_STRING ? "unknown op '" : "no op",
             op && op->type == BPTT_JSON_STRING ? op->text : "",
-            op && op->type == BPTT_JSON_STRING ? "'" : "");
+            op && op->type == BPTT_JSON_STRING ? "'" : "",
+            op_names(names, sizeof names));
+    }
     else if (!whole(bptt_json_get(a, "step"), 0, 4294967294.0, &step))
         rc = bptt_why(BPTT_EINVAL, why, cap,
                       "action %zu: no step, or not a "
@@ -270,7 +292,20 @@ static int check_types(const members *mb, char *why, size_t cap)
         /* a stated count's value is judged by the check (exit 1 in
          * bptt validate, naming it as given): here only its type */
         const int count = k == F_FORWARD || k == F_RECOMPUTE ||
-                          k == F_BACKWARD || k == F_ACTIONS;
+                          k == F_BACKWARD || k == F_ACTIONS ||
+                          k == F_SLOW_WRITES || k == F_SLOW_READS;
+        if (kind == 'd') {
+            if ((v->type == BPTT_JSON_NUMBER && v->number >= 0) ||
+                (v->type == BPTT_JSON_STRING && strcmp(v->text, "inf") == 0))
+                continue;
+            return bptt_why(BPTT_EINVAL, why, cap, "\"%s\" is %s%s; give a "
+                            "number of slots >= 0, or \"inf\" (no bound)",
+                            fields[k].name, type_name(v->type),
+                            v->type == BPTT_JSON_NUMBER ? " out of its range"
+                            : v->type == BPTT_JSON_STRING
+                                ? " other than \"inf\""
+                                : "");
+        }
         const int ok = kind == 's' ? v->type == BPTT_JSON_STRING
                        : count     ? v->type == BPTT_JSON_NUMBER
                                    : v->type == BPTT_JSON_NUMBER &&
@@ -291,9 +326,10 @@ static int check_types(const members *mb, char *why, size_t cap)
     return BPTT_OK;
 }
 
-/* The budget in units from text (slots, e.g. 174.5), or -1 with why. */
-static int64_t memory_units(const char *text, int64_t h, const char *alpha,
-                            char *why, size_t cap)
+/* The budget `name` in units from text (slots, e.g. 174.5), or -1 with
+ * why. */
+static int64_t memory_units(const char *name, const char *text, int64_t h,
+                            const char *alpha, char *why, size_t cap)
 {
     bptt_budget b;
     int64_t m;
@@ -301,12 +337,47 @@ static int64_t memory_units(const char *text, int64_t h, const char *alpha,
         bptt_budget_units(&b, h, 0, &m) != BPTT_OK ||
         m > BPTT_PLAN_NO_LIMIT * h) {
         bptt_why(BPTT_EINVAL, why, cap,
-                 "memory %s is not a budget in slots (0 "
-                 "to %lld, in whole units of alpha %s)",
-                 text, (long long)BPTT_PLAN_NO_LIMIT, alpha);
+                 "%s %.40s is not a budget in slots (0 "
+                 "to %lld, in whole units of alpha %s%s)",
+                 name, text, (long long)BPTT_PLAN_NO_LIMIT, alpha,
+                 strcmp(name, "disk") == 0 ? "; or inf, no bound" : "");
         return -1;
     }
     return m;
+}
+
+/* The slow level's budget in units: as given, or the JSON's, or 0 (one
+ * level); "inf" BPTT_SLOW_UNLIMITED; -1 with why. */
+static int64_t disk_units(const bptt_plan_json_given *given,
+                          const bptt_json *v, int64_t h, const char *alpha,
+                          char *why, size_t cap)
+{
+    const char *text = given && given->disk_text ? given->disk_text
+                       : v                        ? v->text
+                                                  : NULL;
+    if (!text)
+        return 0;
+    if (strcmp(text, "inf") == 0)
+        return BPTT_SLOW_UNLIMITED;
+    return memory_units("disk", text, h, alpha, why, cap);
+}
+
+/* A plan of one level (slow_budget 0) must have no action of the slow
+ * level: BPTT_OK, or BPTT_EINVAL naming the first. */
+static int slow_ops_budgeted(const bptt_plan *plan, char *why, size_t cap)
+{
+    if (plan->slow_budget != 0 || !bptt_plan_slow_actions(plan))
+        return BPTT_OK;
+    size_t k = 0;
+    while (plan->actions[k].op < BPTT_WRITE_HIDDEN ||
+           plan->actions[k].op > BPTT_DROP_INTERNAL)
+        k++;
+    return bptt_why(BPTT_EINVAL, why, cap,
+                    "action %zu (%s %u) uses a slow level, and the plan has "
+                    "none (state its budget as \"disk\", slots or \"inf\", "
+                    "or give --disk)",
+                    k, bptt_op_name((int)plan->actions[k].op),
+                    plan->actions[k].step);
 }
 
 int bptt_plan_read_json(const char *text, size_t len,
@@ -413,16 +484,20 @@ int bptt_plan_read_json(const char *text, size_t len,
      * as bptt plan prints one: 54.5), or no limit */
     int64_t m = BPTT_PLAN_NO_LIMIT * u.hidden_units;
     if (given && given->memory_text) {
-        m = memory_units(given->memory_text, u.hidden_units, alpha, why, cap);
+        m = memory_units("memory", given->memory_text, u.hidden_units, alpha,
+                         why, cap);
     } else if (given && given->memory >= 0) {
         m = (given->memory > BPTT_PLAN_NO_LIMIT ? BPTT_PLAN_NO_LIMIT
                                                 : given->memory) *
             u.hidden_units;
     } else if (mb.v[F_MEMORY]) {
-        m = memory_units(mb.v[F_MEMORY]->text, u.hidden_units, alpha, why,
-                         cap);
+        m = memory_units("memory", mb.v[F_MEMORY]->text, u.hidden_units,
+                         alpha, why, cap);
     }
-    if (m < 0) {
+    const int64_t d = m < 0 ? 0
+                            : disk_units(given, mb.v[F_DISK], u.hidden_units,
+                                         alpha, why, cap);
+    if (m < 0 || d < 0) {
         rc = BPTT_EINVAL;
         goto done;
     }
@@ -430,13 +505,18 @@ int bptt_plan_read_json(const char *text, size_t len,
     plan->hidden_units = u.hidden_units;
     plan->internal_units = u.internal_units;
     plan->budget = m;
+    plan->slow_budget = d;
+    if ((rc = slow_ops_budgeted(plan, why, cap)) != BPTT_OK)
+        goto done;
     if (stated) {
-        static const int whole_fields[] = {F_FORWARD, F_RECOMPUTE, F_BACKWARD,
-                                           F_ACTIONS};
+        static const int whole_fields[] = {F_FORWARD,   F_RECOMPUTE,
+                                           F_BACKWARD,  F_ACTIONS,
+                                           F_SLOW_WRITES, F_SLOW_READS};
         int64_t *dst[] = {&stated->forward_ops, &stated->recompute_ops,
-                          &stated->backward_ops, &stated->actions};
+                          &stated->backward_ops, &stated->actions,
+                          &stated->slow_writes, &stated->slow_reads};
         stated->unwritable[0] = '\0';
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 6; k++) {
             const bptt_json *v = mb.v[whole_fields[k]];
             *dst[k] = -1;
             if (!v)
@@ -456,6 +536,11 @@ int bptt_plan_read_json(const char *text, size_t len,
             mb.v[F_PER_STEP] ? mb.v[F_PER_STEP]->number : NAN;
         stated->memory_fraction =
             mb.v[F_FRACTION] ? mb.v[F_FRACTION]->number : NAN;
+        const int reals[] = {F_SLOW_PEAK, F_COST, F_WRITE_COST, F_READ_COST};
+        double *rdst[] = {&stated->slow_peak_slots, &stated->cost,
+                          &stated->write_cost, &stated->read_cost};
+        for (int k = 0; k < 4; k++)
+            *rdst[k] = mb.v[reals[k]] ? mb.v[reals[k]]->number : NAN;
     }
     *out = plan;
     plan = NULL;
@@ -495,7 +580,9 @@ int bptt_plan_json_check(const bptt_plan *plan, const bptt_plan_stats *st,
     } counts[] = {{"forward_ops", stated->forward_ops, st->forward_ops},
                   {"recompute_ops", stated->recompute_ops, st->recompute_ops},
                   {"backward_ops", stated->backward_ops, st->backward_ops},
-                  {"actions", stated->actions, (int64_t)plan->n_actions}};
+                  {"actions", stated->actions, (int64_t)plan->n_actions},
+                  {"slow_writes", stated->slow_writes, st->slow_writes},
+                  {"slow_reads", stated->slow_reads, st->slow_reads}};
     for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
         if (counts[k].said >= 0 && counts[k].said != counts[k].is)
             return bptt_why(BPTT_EINVAL, why, cap,
@@ -515,12 +602,29 @@ int bptt_plan_json_check(const bptt_plan *plan, const bptt_plan_stats *st,
         {"forward_ops_per_step", stated->forward_ops_per_step,
          (double)st->forward_ops / (double)plan->length},
         {"memory_fraction", stated->memory_fraction,
-         (double)st->peak_units / full}};
+         (double)st->peak_units / full},
+        {"slow_peak_slots", stated->slow_peak_slots,
+         (double)st->slow_peak_units / h}};
     for (size_t k = 0; k < sizeof reals / sizeof *reals; k++)
         if (!isnan(reals[k].said) && !near6(reals[k].said, reals[k].is))
             return bptt_why(BPTT_EINVAL, why, cap,
                             "the file says \"%s\":%.6g, "
                             "the plan has %.6f",
                             reals[k].name, reals[k].said, reals[k].is);
+    /* the cost, where the file states the costs it is of */
+    if (!isnan(stated->cost) && !isnan(stated->write_cost) &&
+        !isnan(stated->read_cost)) {
+        const bptt_slow_level slow = {plan->slow_budget, stated->write_cost,
+                                      stated->read_cost};
+        const double is =
+            bptt_twolevel_stats_cost(st, plan->hidden_units, &slow);
+        char said[40], has[40];
+        if (!near6(stated->cost, is))
+            return bptt_why(BPTT_EINVAL, why, cap,
+                            "the file says \"cost\":%s, the plan has %s at "
+                            "its write_cost and read_cost",
+                            bptt_real_text(said, sizeof said, stated->cost),
+                            bptt_real_text(has, sizeof has, is));
+    }
     return BPTT_OK;
 }

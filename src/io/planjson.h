@@ -3,11 +3,14 @@
  *
  * The JSON is either an array of actions, [{"op":"advance","step":1},
  * ...], or an object holding one as "schedule" with, optionally, "length",
- * "alpha" (a state's size in slots: 4, 3.5) and "memory" (the budget in
- * slots): what `bptt plan --actions --format json` prints.  Ops are the
- * names of bptt_op_name (advance, save_hidden, save_internal,
- * restore_hidden, restore_internal, backward, free_hidden, free_internal);
- * steps are whole numbers from 0 to 4294967295.
+ * "alpha" (a state's size in slots: 4, 3.5), "memory" (the budget in
+ * slots) and "disk" (the slow level's budget of a two-level plan,
+ * twolevel.h: slots, or the string "inf" for no bound; absent: 0, a plan
+ * of one level): what `bptt plan --actions --format json` prints.  Ops
+ * are the names of bptt_op_name (advance, save_hidden, ..., free_internal,
+ * and the slow level's write_hidden, ..., drop_internal, which a plan
+ * without a slow level may not have: refused as it is read); steps are
+ * whole numbers from 0 to 4294967295.
  *
  * The reader streams: it holds the plan's actions (8 bytes each) and one
  * action or member at a time, never the document's tree, so memory stays
@@ -36,6 +39,9 @@ typedef struct {
     const char *memory_text; /* when not NULL, the budget in slots as
                                 written, over memory: "174.5" (whole units
                                 of alpha) */
+    const char *disk_text; /* when not NULL, the slow level's budget
+                              (twolevel.h) over the JSON's "disk": slots as
+                              memory_text, or "inf" (no bound) */
 } bptt_plan_json_given;
 
 /* The counts a file states beside its actions, for bptt_plan_json_check:
@@ -48,6 +54,9 @@ typedef struct {
     int64_t forward_ops, recompute_ops, backward_ops, actions;
     double peak_slots, full_peak_slots, forward_ops_per_step,
         memory_fraction;
+    /* a two-level plan's (`bptt plan --disk`) */
+    int64_t slow_writes, slow_reads;
+    double slow_peak_slots, cost, write_cost, read_cost;
     char unwritable[96];
 } bptt_plan_json_stated;
 
@@ -60,7 +69,8 @@ typedef struct {
 /* Reads text[0..len) into *out (in units of bptt_units_from_alpha; free it
  * with bptt_plan_free): BPTT_OK; BPTT_EINVAL with one sentence in why[cap]
  * (not JSON, no actions, an unknown op, a step that is not a whole number,
- * a length, alpha or memory out of range, a length (given, stated, or the
+ * a length, alpha, memory or disk out of range, a slow level's action in
+ * a plan without a slow level, a length (given, stated, or the
  * largest step) above the number of actions read, which no valid plan
  * has: the validator's work is sized by the length, so by the input);
  * BPTT_ENOMEM. */
@@ -75,9 +85,10 @@ int bptt_plan_read_json(const char *text, size_t len,
                         bptt_plan_json_stated *stated, char *why, size_t cap);
 
 /* Whether the counts a file states are the validator's counts st of plan
- * (those printed to 6 decimals within their rounding): BPTT_OK, or
- * BPTT_EINVAL with the first field that differs named in why (an
- * unwritable count first, with its value as given). */
+ * (those printed to 6 decimals within their rounding; "cost" where the
+ * file states "write_cost" and "read_cost" too, bptt_twolevel_stats_cost
+ * of them): BPTT_OK, or BPTT_EINVAL with the first field that differs
+ * named in why (an unwritable count first, with its value as given). */
 int bptt_plan_json_check(const bptt_plan *plan, const bptt_plan_stats *st,
                          const bptt_plan_json_stated *stated, char *why,
                          size_t cap);

@@ -4,7 +4,9 @@
 
 #include "budget.h"
 #include "fields.h"
+#include "numbers.h"
 #include "planjson.h"
+#include "twolevel.h"
 #include "io/planrec.h"
 
 int bptt_plan_record_json(const bptt_plan_record *r, char *buf, size_t cap)
@@ -205,12 +207,15 @@ void bptt_plan_row_infeasible(bptt_strbuf *b, int format,
 void bptt_plan_actions(bptt_strbuf *b, int format, const bptt_plan *p,
                        int64_t unit)
 {
-    int64_t stored = p->hidden_units, fwd = 0;
+    int64_t stored = p->hidden_units, slow = 0, fwd = 0;
+    const int two = p->slow_budget != 0; /* a column for the slow level */
     if (format == BPTT_FIELDS_CSV)
-        bptt_strbuf_puts(b, "index,op,step,stored_slots,forward_ops\n");
+        bptt_strbuf_printf(b, "index,op,step,stored_slots,forward_ops%s\n",
+                           two ? ",slow_slots" : "");
     else
-        bptt_strbuf_printf(b, "\n%8s  %-16s %8s %8s %8s\n", "index",
-                           "action", "step", "stored", "fwd_ops");
+        bptt_strbuf_printf(b, "\n%8s  %-16s %8s %8s %8s%s\n", "index",
+                           "action", "step", "stored", "fwd_ops",
+                           two ? "     slow" : "");
     for (size_t i = 0; i < p->n_actions; i++) {
         const bptt_action *x = &p->actions[i];
         switch (x->op) {
@@ -218,18 +223,138 @@ void bptt_plan_actions(bptt_strbuf *b, int format, const bptt_plan *p,
         case BPTT_SAVE_INTERNAL: stored += p->internal_units; break;
         case BPTT_FREE_HIDDEN: stored -= p->hidden_units; break;
         case BPTT_FREE_INTERNAL: stored -= p->internal_units; break;
+        case BPTT_WRITE_HIDDEN: slow += p->hidden_units; break;
+        case BPTT_WRITE_INTERNAL: slow += p->internal_units; break;
+        case BPTT_DROP_HIDDEN: slow -= p->hidden_units; break;
+        case BPTT_DROP_INTERNAL: slow -= p->internal_units; break;
         case BPTT_ADVANCE: fwd++; break;
         default: break;
         }
         const char *op = bptt_op_name((int)x->op);
-        char st[32];
+        char st[32], sl[40] = "";
         bptt_slots_text(st, sizeof st, stored, unit);
+        if (two) {
+            char v[32];
+            bptt_slots_text(v, sizeof v, slow, unit);
+            snprintf(sl, sizeof sl, format == BPTT_FIELDS_CSV ? ",%s"
+                                                              : " %8s", v);
+        }
         if (format == BPTT_FIELDS_CSV)
-            bptt_strbuf_printf(b, "%zu,%s,%u,%s,%" PRId64 "\n", i, op,
-                               x->step, st, fwd);
+            bptt_strbuf_printf(b, "%zu,%s,%u,%s,%" PRId64 "%s\n", i, op,
+                               x->step, st, fwd, sl);
         else
-            bptt_strbuf_printf(b, "%8zu  %-16s %8u %8s %8" PRId64 "\n", i,
-                               op, x->step, st, fwd);
+            bptt_strbuf_printf(b, "%8zu  %-16s %8u %8s %8" PRId64 "%s\n",
+                               i, op, x->step, st, fwd, sl);
+    }
+}
+
+/* The slow level's budget as a record writes it: slots, or inf (in JSON
+ * "inf", a string: no number says it). */
+static const char *disk_text(char *buf, size_t cap, int64_t disk,
+                             int64_t unit, int json)
+{
+    if (disk == BPTT_SLOW_UNLIMITED)
+        snprintf(buf, cap, json ? "\"inf\"" : "inf");
+    else
+        bptt_slots_text(buf, cap, disk, unit);
+    return buf;
+}
+
+void bptt_plan_slow_header(bptt_strbuf *b, int format, int sized)
+{
+    if (format == BPTT_FIELDS_CSV)
+        bptt_strbuf_printf(b, "strategy,length,alpha,memory,disk,write_cost,"
+                           "read_cost,forward_ops,recompute_ops,backward_ops,"
+                           "slow_writes,slow_reads,cost,peak_slots,"
+                           "slow_peak_slots,full_peak_slots,min_memory,"
+                           "actions,plan_seconds,table_bytes%s\n",
+                           sized ? ",cell,layers,hidden,batch,"
+                                   "hidden_state_bytes,internal_state_bytes,"
+                                   "memory_bytes,peak_bytes,disk_bytes,"
+                                   "slow_peak_bytes"
+                                 : "");
+    else if (format == BPTT_FIELDS_TEXT)
+        bptt_strbuf_printf(b, "%-8s %8s %6s %8s %8s %10s %10s %12s %11s "
+                           "%10s %14s %8s %9s\n", "strategy", "length",
+                           "alpha", "memory", "disk", "write_cost",
+                           "read_cost", "forward_ops", "slow_writes",
+                           "slow_reads", "cost", "peak", "slow_peak");
+}
+
+void bptt_plan_slow_row(bptt_strbuf *b, int format, const bptt_plan_record *r,
+                        const bptt_plan_sizes *z, double seconds,
+                        size_t table_bytes, const bptt_plan_slow *sl,
+                        const bptt_plan *schedule)
+{
+    const bptt_plan_stats *st = r->st;
+    const int64_t h = r->unit > 1 ? r->unit : 1;
+    const int json = format == BPTT_FIELDS_JSON;
+    const bptt_slow_level level = {sl->disk, sl->write_cost, sl->read_cost};
+    char al[32], mem[32], disk[32], wc[32], rc[32], cost[32], peak[32],
+        speak[32];
+    bptt_slots_text(al, sizeof al, r->alpha, h);
+    bptt_slots_text(mem, sizeof mem, r->memory, h);
+    disk_text(disk, sizeof disk, sl->disk, h, json);
+    bptt_real_text(wc, sizeof wc, sl->write_cost);
+    bptt_real_text(rc, sizeof rc, sl->read_cost);
+    bptt_real_text(cost, sizeof cost, bptt_twolevel_stats_cost(st, h, &level));
+    bptt_slots_text(peak, sizeof peak, st->peak_units, h);
+    bptt_slots_text(speak, sizeof speak, st->slow_peak_units, h);
+    const int sized = z && z->cell;
+    const int64_t q = sized ? z->quantum : 0;
+    char dbytes[32] = "null";
+    if (sized && sl->disk != BPTT_SLOW_UNLIMITED)
+        snprintf(dbytes, sizeof dbytes, "%" PRId64, sl->disk * q);
+    switch (format) {
+    case BPTT_FIELDS_TEXT:
+        bptt_strbuf_printf(b, "%-8s %8" PRId64 " %6s %8s %8s %10s %10s "
+                           "%12" PRId64 " %11" PRId64 " %10" PRId64
+                           " %14s %8s %9s\n", r->strategy, r->length, al,
+                           mem, disk, wc, rc, st->forward_ops,
+                           st->slow_writes, st->slow_reads, cost, peak,
+                           speak);
+        break;
+    case BPTT_FIELDS_CSV: {
+        char fp[32], mm[32];
+        bptt_strbuf_printf(b, "%s,%" PRId64 ",%s,%s,%s,%s,%s,%" PRId64
+                           ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                           ",%s,%s,%s,%s,%s,%zu,%.6f,%zu",
+                           r->strategy, r->length, al, mem, disk, wc, rc,
+                           st->forward_ops, st->recompute_ops,
+                           st->backward_ops, st->slow_writes, st->slow_reads,
+                           cost, peak, speak,
+                           bptt_slots_text(fp, sizeof fp, r->full_peak, h),
+                           bptt_slots_text(mm, sizeof mm, r->min_memory, h),
+                           st->n_actions, seconds, table_bytes);
+        if (sized) {
+            sizes(b, format, r, z);
+            bptt_strbuf_printf(b, ",%s,%" PRId64,
+                               sl->disk == BPTT_SLOW_UNLIMITED ? "" : dbytes,
+                               st->slow_peak_units * q);
+        }
+        bptt_strbuf_puts(b, "\n");
+        break;
+    }
+    case BPTT_FIELDS_JSON: {
+        char buf[1024];
+        bptt_plan_record_json(r, buf, sizeof buf);
+        bptt_strbuf_printf(b, "{%s,\"disk\":%s,\"write_cost\":%s"
+                           ",\"read_cost\":%s,\"slow_writes\":%" PRId64
+                           ",\"slow_reads\":%" PRId64
+                           ",\"slow_peak_slots\":%s,\"cost\":%s"
+                           ",\"plan_seconds\":%.6f,\"table_bytes\":%zu",
+                           buf, disk, wc, rc, st->slow_writes, st->slow_reads,
+                           speak, cost, seconds, table_bytes);
+        if (sized) {
+            sizes(b, format, r, z);
+            bptt_strbuf_printf(b, ",\"disk_bytes\":%s"
+                               ",\"slow_peak_bytes\":%" PRId64,
+                               dbytes, st->slow_peak_units * q);
+        }
+        schedule_json(b, schedule);
+        bptt_strbuf_puts(b, "}\n");
+        break;
+    }
     }
 }
 
@@ -408,11 +533,26 @@ void bptt_plan_verdict(bptt_strbuf *b, int json, const bptt_plan *plan,
         !ok && st->bad_action < plan->n_actions
             ? &plan->actions[st->bad_action]
             : NULL;
+    const int two = plan->slow_budget != 0;
+    char disk[32], speak[32];
+    disk_text(disk, sizeof disk, plan->slow_budget, h, json);
+    bptt_slots_text(speak, sizeof speak, st->slow_peak_units, h);
     if (json) {
         bptt_strbuf_printf(b, "{\"valid\":%s,\"length\":%zu,\"actions\":%zu",
                            ok ? "true" : "false", plan->length,
                            plan->n_actions);
-        if (ok)
+        if (ok && two)
+            bptt_strbuf_printf(b, ",\"forward_ops\":%" PRId64
+                               ",\"recompute_ops\":%" PRId64
+                               ",\"backward_ops\":%" PRId64
+                               ",\"peak_slots\":%s,\"disk\":%s"
+                               ",\"slow_writes\":%" PRId64
+                               ",\"slow_reads\":%" PRId64
+                               ",\"slow_peak_slots\":%s}\n",
+                               st->forward_ops, st->recompute_ops,
+                               st->backward_ops, peak, disk, st->slow_writes,
+                               st->slow_reads, speak);
+        else if (ok)
             bptt_strbuf_printf(b, ",\"forward_ops\":%" PRId64
                                ",\"recompute_ops\":%" PRId64
                                ",\"backward_ops\":%" PRId64
@@ -432,11 +572,20 @@ void bptt_plan_verdict(bptt_strbuf *b, int json, const bptt_plan *plan,
         const int limited = plan->budget / h < BPTT_PLAN_NO_LIMIT;
         bptt_strbuf_printf(b, "valid plan: length %zu, %zu actions, %" PRId64
                            " forward ops (%" PRId64 " recomputations), "
-                           "%" PRId64 " backward ops, peak %s slots%s%s%s\n",
+                           "%" PRId64 " backward ops, peak %s slots%s%s%s",
                            plan->length, plan->n_actions, st->forward_ops,
                            st->recompute_ops, st->backward_ops, peak,
                            limited ? " (budget " : "", limited ? mem : "",
                            limited ? ")" : "");
+        if (two)
+            bptt_strbuf_printf(b, "; slow level (disk %s%s): %" PRId64
+                               " states written, %" PRId64 " read, peak %s "
+                               "slots", disk,
+                               plan->slow_budget == BPTT_SLOW_UNLIMITED
+                                   ? ""
+                                   : " slots",
+                               st->slow_writes, st->slow_reads, speak);
+        bptt_strbuf_puts(b, "\n");
     } else if (bad) {
         bptt_strbuf_printf(b, "invalid plan: action %zu (%s %u) breaks a "
                            "rule: %s\n", st->bad_action,

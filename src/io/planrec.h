@@ -59,7 +59,8 @@ void bptt_plan_row_infeasible(bptt_strbuf *b, int format,
                               const bptt_plan_record *r,
                               const bptt_plan_sizes *z);
 /* The schedule as a table, one action a line, with the stored slots and
- * the forward ops so far (text and csv); unit as in the record. */
+ * the forward ops so far (text and csv), and for a plan with a slow level
+ * (slow_budget not 0) the slots on it; unit as in the record. */
 void bptt_plan_actions(bptt_strbuf *b, int format, const bptt_plan *p,
                        int64_t unit);
 /* The cost of r's strategy at every budget 1..top from tb (r: strategy,
@@ -96,8 +97,33 @@ void bptt_plan_online_curve(bptt_strbuf *b, int format,
                             const size_t *lengths, size_t n,
                             const int64_t *online, const int64_t *offline);
 
+/* What the record of a two-level plan (`bptt plan --disk`, twolevel.h)
+ * adds: the slow level, disk units (BPTT_SLOW_UNLIMITED: no bound,
+ * written "inf"), and its write and read costs in forward ops a hidden
+ * state; with them the plan's cost, bptt_twolevel_stats_cost of r->st.
+ * The costs are written with the digits that read back as the same double
+ * (bptt_real_text, numbers.h). */
+typedef struct {
+    int64_t disk;
+    double write_cost, read_cost;
+} bptt_plan_slow;
+
+/* The header row of two-level records (text and csv, with the sizes'
+ * columns when sized; nothing for json). */
+void bptt_plan_slow_header(bptt_strbuf *b, int format, int sized);
+/* One two-level plan's record, as bptt_plan_row's with the slow level's
+ * values and counts: disk, write_cost, read_cost, slow_writes, slow_reads,
+ * slow_peak_slots and cost (with the sizes: disk_bytes, null for inf,
+ * and slow_peak_bytes). */
+void bptt_plan_slow_row(bptt_strbuf *b, int format, const bptt_plan_record *r,
+                        const bptt_plan_sizes *z, double seconds,
+                        size_t table_bytes, const bptt_plan_slow *sl,
+                        const bptt_plan *schedule);
+
 /* The validator's verdict on plan (ok: it broke no rule; else st says
- * where and which) as text or, with json, one object, and a newline. */
+ * where and which) as text or, with json, one object, and a newline.
+ * A plan with a slow level (slow_budget not 0) adds its budget ("disk":
+ * slots, or "inf"), the states written and read and its peak. */
 void bptt_plan_verdict(bptt_strbuf *b, int json, const bptt_plan *plan,
                        const bptt_plan_stats *st, int ok);
 

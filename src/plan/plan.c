@@ -144,6 +144,14 @@ enum {
     SLOW_INTERNAL = 16 /* s(i) on the slow level */
 };
 
+/* a + b for a, b >= 0, INT64_MAX where it would pass it (the units a
+ * plan moves: a state written, dropped and written again, read again and
+ * again, counts each time) */
+static int64_t add_units(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
 int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
 {
     if (!st || !plan)
@@ -245,7 +253,7 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
                 if (slow > st->slow_peak_units)
                     st->slow_peak_units = slow;
                 st->slow_writes++;
-                st->slow_write_units += u;
+                st->slow_write_units = add_units(st->slow_write_units, u);
             }
             break;
         }
@@ -258,7 +266,8 @@ int bptt_plan_validate(const bptt_plan *plan, bptt_plan_stats *st)
                 pos = (long long)i;
                 working = internal && i >= 1; /* s(i) read whole */
                 st->slow_reads++;
-                st->slow_read_units += internal ? s : h;
+                st->slow_read_units =
+                    add_units(st->slow_read_units, internal ? s : h);
             }
             break;
         }

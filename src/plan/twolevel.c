@@ -671,6 +671,38 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
     }
 }
 
+/* The optimum's actions onto p (a plan, or a counting one: plan.c). */
+static int emit_plan(const bptt_twolevel *tl, bptt_plan *p)
+{
+    const int64_t di = unlimited(tl) ? 0 : tl->d;
+    emitter e = {NULL, 0, 0, p};
+    int rc = push_seg(&e, TK_H, 0, tl->t, tl->m, di);
+    while (rc == BPTT_OK && e.n > 0) {
+        const task x = e.v[--e.n];
+        rc = x.seg ? emit_seg(tl, &e, x) : bptt_plan_push(p, x.k, x.a);
+    }
+    planner_free(e.v);
+    return rc;
+}
+
+static int optimum_feasible(const bptt_twolevel *tl)
+{
+    const int64_t di = unlimited(tl) ? 0 : tl->d;
+    return get(tl, TK_H, tl->m, di, tl->t) < TL_INF;
+}
+
+int64_t bptt_twolevel_plan_actions(const bptt_twolevel *tl)
+{
+    if (!tl || !optimum_feasible(tl))
+        return -1;
+    bptt_plan counter = {.length = tl->t, .hidden_units = tl->h,
+                         .internal_units = tl->s, .budget = tl->m,
+                         .capacity = SIZE_MAX, .slow_budget = tl->d};
+    if (emit_plan(tl, &counter) != BPTT_OK)
+        return -1;
+    return (int64_t)counter.n_actions;
+}
+
 int bptt_twolevel_plan(const bptt_twolevel *tl, bptt_plan **out)
 {
     if (!out)
@@ -678,21 +710,14 @@ int bptt_twolevel_plan(const bptt_twolevel *tl, bptt_plan **out)
     *out = NULL;
     if (!tl)
         return BPTT_EINVAL;
-    const int64_t di = unlimited(tl) ? 0 : tl->d;
-    if (get(tl, TK_H, tl->m, di, tl->t) >= TL_INF)
+    if (!optimum_feasible(tl))
         return BPTT_EINFEASIBLE;
     bptt_plan *p = NULL;
     int rc = bptt_plan_alloc(&p, tl->t, tl->h, tl->s, tl->m);
     if (rc != BPTT_OK)
         return rc;
     p->slow_budget = tl->d;
-    emitter e = {NULL, 0, 0, p};
-    rc = push_seg(&e, TK_H, 0, tl->t, tl->m, di);
-    while (rc == BPTT_OK && e.n > 0) {
-        const task x = e.v[--e.n];
-        rc = x.seg ? emit_seg(tl, &e, x) : bptt_plan_push(p, x.k, x.a);
-    }
-    planner_free(e.v);
+    rc = emit_plan(tl, p);
     if (rc != BPTT_OK) {
         bptt_plan_free(p);
         return rc;
@@ -731,8 +756,28 @@ int bptt_twolevel_cost_of(const bptt_twolevel *tl, bptt_twolevel_cost *out)
     out->slow_reads = st.slow_reads;
     out->slow_write_units = st.slow_write_units;
     out->slow_read_units = st.slow_read_units;
-    out->cost = (double)st.forward_ops +
-                tl->wd * (double)st.slow_write_units / (double)tl->h +
-                tl->rd * (double)st.slow_read_units / (double)tl->h;
+    const bptt_slow_level slow = {tl->d, tl->wd, tl->rd};
+    out->cost = bptt_twolevel_stats_cost(&st, tl->h, &slow);
     return BPTT_OK;
+}
+
+double bptt_twolevel_stats_cost(const bptt_plan_stats *st, int64_t h,
+                                const bptt_slow_level *slow)
+{
+    if (!st || !slow || h < 1)
+        return NAN;
+    return (double)st->forward_ops +
+           slow->write_cost * (double)st->slow_write_units / (double)h +
+           slow->read_cost * (double)st->slow_read_units / (double)h;
+}
+
+size_t bptt_plan_slow_actions(const bptt_plan *plan)
+{
+    size_t n = 0;
+    if (!plan || !plan->actions)
+        return 0;
+    for (size_t k = 0; k < plan->n_actions; k++)
+        n += plan->actions[k].op >= BPTT_WRITE_HIDDEN &&
+             plan->actions[k].op <= BPTT_DROP_INTERNAL;
+    return n;
 }

@@ -19,6 +19,7 @@
 #include "exec.h"
 #include "model_impl.h"
 #include "team.h"
+#include "twolevel.h"
 
 typedef struct {
     bptt_model *m;
@@ -156,8 +157,9 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
 {
     memset(st, 0, sizeof *st);
     const size_t t = plan->length;
-    if (batch->T != t || batch->B != m->B || batch->X != m->X)
-        return BPTT_EINVAL;
+    if (batch->T != t || batch->B != m->B || batch->X != m->X ||
+        bptt_plan_slow_actions(plan))
+        return BPTT_EINVAL; /* the model untouched */
     model_ctx c = {.m = m, .batch = batch,
                    .scale = (real)(1.0 / ((double)m->B * (double)t))};
     return run_model(&c, plan, NULL, NULL, mem, st, points);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "steps.h"
+#include "twolevel.h"
 
 typedef struct {
     unsigned char *state[2]; /* running hidden state, double-buffered */
@@ -295,7 +296,8 @@ static int act(interp *x, bptt_action a, const bptt_action *next)
         }
         store_put(x, &w->sslot[i], sb);
         break;
-    default: /* the validator let no other op through */
+    default: /* the validator let no other op through, and the slow
+              * level's ops were refused before the run */
         rc = BPTT_EBADPLAN;
     }
     if (rc == BPTT_OK && w->held > x->budget)
@@ -381,8 +383,8 @@ int bptt_steps_run(const bptt_plan *plan, const bptt_steps *ops,
     int rc = table_ok(ops, st);
     if (rc != BPTT_OK)
         return rc;
-    if (!plan)
-        return BPTT_EINVAL;
+    if (!plan || bptt_plan_slow_actions(plan))
+        return BPTT_EINVAL; /* the slow level is not run yet */
     const size_t hb = ops->hidden_bytes, sb = ops->internal_bytes;
     if (plan->hidden_units < 1 || plan->internal_units < 1 ||
         (unsigned __int128)plan->hidden_units * sb !=
@@ -473,6 +475,8 @@ static int run_online(bptt_online *o, const bptt_steps *ops, bptt_mem *mem,
         rc = BPTT_EBADPLAN;
     if (rc == BPTT_OK)
         rc = bptt_plan_validate(plan, &vs);
+    if (rc == BPTT_OK && bptt_plan_slow_actions(plan))
+        rc = BPTT_EINVAL; /* the slow level is not run yet */
     if (rc == BPTT_OK && !ops->hidden_from_internal &&
         !ops->hidden_in_internal && restores_internal(plan))
         rc = BPTT_EINVAL;

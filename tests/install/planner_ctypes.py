@@ -18,7 +18,12 @@ class PlanStats(ctypes.Structure):
                 ("n_actions", ctypes.c_size_t),
                 ("violation", ctypes.c_int),
                 ("bad_action", ctypes.c_size_t),
-                ("peak_bytes", ctypes.c_int64)]
+                ("peak_bytes", ctypes.c_int64),
+                ("slow_peak_units", ctypes.c_int64),
+                ("slow_writes", ctypes.c_int64),
+                ("slow_reads", ctypes.c_int64),
+                ("slow_write_units", ctypes.c_int64),
+                ("slow_read_units", ctypes.c_int64)]
 
 
 def main(argv):

@@ -1,0 +1,83 @@
+# Chapter 6, bptt plan --disk (two-level plans): every hostile value of
+# --disk, --write-cost and --read-cost, and every option they do not go
+# with, is refused at once, exit 2 (3: a budget below the smallest), in
+# one line that names what is wrong and what would work, control bytes
+# escaped, nothing on stdout, nothing written; a table too big for this
+# machine is refused, naming its size, before it is built.  bptt validate
+# reads the slow level's budget of a plan file as strictly.
+# disk_refused CODE PHRASE ARGS...: bptt plan ARGS refused so
+disk_refused() {
+    code=$1 phrase=$2
+    shift 2
+    hcase "bptt plan $(printf '%s ' "$@" | od -An -c | tr -d '\n' | tr -s ' '): refused ($phrase)"
+    hrun -t 20 "$BPTT" plan "$@"
+    if expect_refusal "$code"; then
+        if ! grep -qF -- "$phrase" err; then hfail "says: $(shown err)"
+        elif ls | grep -qv '^\(out\|err\)$'; then hfail "left: $(ls | tr '\n' ' ')"
+        else hpass; fi
+    fi
+}
+D="--length 10 --memory 3"
+# shellcheck disable=SC2086
+{
+for v in "" lots -1 1e3 0x10 nan NaN INF Inf infinity 5, " 5" "5 " 5x \
+         99999999999999999999 "$(printf '5\033[31m')" "$(printf '5\nPWNED')"; do
+    disk_refused 2 "--disk: " $D --disk "$v"
+done
+disk_refused 2 "or give inf, no bound" $D --disk lots
+disk_refused 2 "is in bytes, which needs the network's sizes" $D --disk 1GiB
+disk_refused 2 "\\x1b[31m" $D --disk "$(printf '5\033[31m')"
+for o in --write-cost --read-cost; do
+    for v in "" nan inf -inf -1 -0.5 1000001 1e7 1e400 0x10 2x "1,5" " 2" \
+             +2 "$(printf '2\033]0;x\007')" "$(printf '2\r')"; do
+        disk_refused 2 "$o: '" $D --disk 5 $o "$v"
+    done
+    disk_refused 2 "from 0 to 1000000" $D --disk 5 $o 1000001
+    disk_refused 2 "$o applies to two-level plans (add --disk D" $D $o 2
+    disk_refused 2 "$o is given twice" $D --disk 5 $o 1 $o 2
+    disk_refused 2 "$o needs a value" $D --disk 5 $o
+done
+disk_refused 2 "--disk needs a value, not the option '--memory'" --length 10 --disk --memory 3
+disk_refused 2 "--disk needs --memory M" --length 10 --disk 5
+for s in full chen ism ism-paper msm-paper; do
+    disk_refused 2 "strategy $s has no two-level planner (give --strategy hsm or msm)" \
+        $D --disk 5 --strategy "$s"
+done
+disk_refused 2 "--disk and --online exclude each other" $D --disk 5 --online --strategy hsm
+disk_refused 2 "--disk and --curve exclude each other" $D --disk inf --curve
+disk_refused 2 "--infeasible applies to one-level plans' records" $D --disk 5 --infeasible skip
+disk_refused 2 "exclude each other" $D --disk 5 --actions --curve
+disk_refused 3 "the smallest feasible budget is 1 slots" --length 10 --memory 0 --disk inf
+disk_refused 2 "would hold" --length 200000000 --memory 3 --disk 3
+disk_refused 2 "more than half of this machine's" --length 1000 --memory 99999999 --disk inf
+disk_refused 2 "more than half of this machine's" --length 100 --memory 3 --disk 2305843009213693951
+disk_refused 2 "does not take length 2000000000" --length 2000000000 --memory 3 --disk 3
+}
+
+# validate: the slow level's budget of a plan file
+"$BPTT" plan --length 12 --memory 3 --disk 4 --write-cost 0.5 --actions --format json >p.json
+for m in '"disk":"4"' '"disk":-4' '"disk":true' '"disk":null' '"disk":"INF"' \
+         '"disk":1.5' '"disk":1e30' '"disk":[4]'; do
+    hcase "validate: $m is refused, naming disk"
+    sed "s/\"disk\":4/$m/" p.json >bad.json
+    hrun "$BPTT" validate bad.json
+    if expect_refusal 2; then
+        if grep -q 'disk' err; then hpass; else hfail "$(shown err)"; fi
+    fi
+done
+hcase "validate: a slow level's op without a slow level is refused, naming the action"
+sed 's/"disk":4,//' p.json >bad.json
+hrun "$BPTT" validate bad.json
+expect_refusal 2 && { grep -q 'uses a slow level, and the plan has none' err && hpass || hfail "$(shown err)"; }
+hcase "validate: a cost the plan does not have is exit 1 naming it"
+sed 's/"cost":[0-9.]*/"cost":1e308/' p.json >bad.json
+hrun "$BPTT" validate bad.json
+expect_refusal 1 && { grep -q '"cost"' err && hpass || hfail "$(shown err)"; }
+for v in "" lots -1 nan "$(printf '4\033[31m')"; do
+    hcase "validate --disk '$(printf '%s' "$v" | od -An -c | tr -d '\n')': refused"
+    hrun "$BPTT" validate --disk "$v" p.json
+    expect_refusal 2 && { grep -q -- '--disk: ' err && hpass || hfail "$(shown err)"; }
+done
+hcase "validate: the plan as printed is valid, its slow level counted"
+hrun "$BPTT" validate p.json
+if [ "$hrc" -eq 0 ] && grep -q 'slow level (disk 4 slots)' out; then hpass; else hfail "exit $hrc: $(shown out) $(shown err)"; fi

@@ -513,13 +513,13 @@ static const bad_case bad_cases[] = {
          "--disk", "5"),
     PLAN(3, "the smallest feasible budget is 1 slots", "--length", "10",
          "--memory", "1,0", "--disk", "inf", "--strategy", "hsm,msm"),
-    PLAN(2, "the two-level msm table for length 200000000 with budget 3 "
-            "slots and disk 3 slots would hold", "--length", "200000000",
+    PLAN(2, "the two-level msm table for length 100000000 with budget 3 "
+            "slots and disk 3 slots would hold", "--length", "100000000",
          "--memory", "3", "--disk", "3"),
     PLAN(2, "more than half of this machine's", "--length", "100",
          "--memory", "99999999", "--disk", "inf", "--strategy", "hsm"),
-    PLAN(2, "more than half of this machine's", "--length", "100",
-         "--memory", "3,10", "--disk", "99999999999"),
+    PLAN(2, "more than half of this machine's", "--length", "100000",
+         "--memory", "3,10", "--disk", "99999"),
     PLAN(2, "the two-level hsm planner does not take length 2000000000",
          "--length", "2000000000", "--memory", "3", "--disk", "3",
          "--strategy", "hsm"),

@@ -41,6 +41,8 @@ struct bptt_twolevel {
     int msm;
     size_t t;
     int64_t h, s, m, d; /* d: BPTT_SLOW_UNLIMITED for no bound */
+    int64_t d_asked;    /* the slow budget asked (d is BPTT_SLOW_UNLIMITED
+                           where it holds every state: slow_cap) */
     double wd, rd;
     int64_t wh, ws, rh, rs; /* a write or read of h or s units, scaled */
     int64_t nm, nd;         /* columns: budgets 0..m, 0..d (1 if unlimited) */
@@ -407,6 +409,19 @@ static int args_ok(size_t t, int64_t h, int64_t s, int64_t m,
     return 1;
 }
 
+/* A slow budget of at least this many units never binds: every state of
+ * every step, both kinds, fits (the table then has one slow column). */
+static int64_t slow_cap(size_t t, int64_t h, int64_t s)
+{
+    const double c = ((double)t + 1.0) * ((double)h + (double)s);
+    return c >= 9e18 ? INT64_MAX : (int64_t)c;
+}
+
+static int64_t slow_table(size_t t, int64_t h, int64_t s, int64_t d)
+{
+    return d >= slow_cap(t, h, s) ? BPTT_SLOW_UNLIMITED : d;
+}
+
 static size_t table_bytes(size_t t, int64_t m, int64_t d)
 {
     const double cells = 4.0 * ((double)m + 1.0) *
@@ -426,7 +441,7 @@ size_t bptt_twolevel_bytes_needed(const char *strategy, size_t t, int64_t h,
 {
     if (strategy_msm(strategy) < 0 || !args_ok(t, h, s, m, slow))
         return 0;
-    return table_bytes(t, m, slow->budget);
+    return table_bytes(t, m, slow_table(t, h, s, slow->budget));
 }
 
 int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
@@ -443,7 +458,7 @@ int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
         return BPTT_EUNKNOWN;
     if (m < h)
         return BPTT_EINFEASIBLE;
-    const size_t bytes = table_bytes(t, m, slow->budget);
+    const size_t bytes = table_bytes(t, m, slow_table(t, h, s, slow->budget));
     if (bytes == SIZE_MAX ||
         bptt_memory_fits((double)bytes, 2, NULL) != BPTT_OK)
         return BPTT_ETOOBIG;
@@ -455,7 +470,8 @@ int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
     tl->h = h;
     tl->s = s;
     tl->m = m;
-    tl->d = slow->budget;
+    tl->d = slow_table(t, h, s, slow->budget);
+    tl->d_asked = slow->budget;
     tl->wd = slow->write_cost;
     tl->rd = slow->read_cost;
     const double q = (double)TL_Q, alpha = (double)s / (double)h;
@@ -697,7 +713,7 @@ int64_t bptt_twolevel_plan_actions(const bptt_twolevel *tl)
         return -1;
     bptt_plan counter = {.length = tl->t, .hidden_units = tl->h,
                          .internal_units = tl->s, .budget = tl->m,
-                         .capacity = SIZE_MAX, .slow_budget = tl->d};
+                         .capacity = SIZE_MAX, .slow_budget = tl->d_asked};
     if (emit_plan(tl, &counter) != BPTT_OK)
         return -1;
     return (int64_t)counter.n_actions;
@@ -716,7 +732,7 @@ int bptt_twolevel_plan(const bptt_twolevel *tl, bptt_plan **out)
     int rc = bptt_plan_alloc(&p, tl->t, tl->h, tl->s, tl->m);
     if (rc != BPTT_OK)
         return rc;
-    p->slow_budget = tl->d;
+    p->slow_budget = tl->d_asked;
     rc = emit_plan(tl, p);
     if (rc != BPTT_OK) {
         bptt_plan_free(p);
@@ -731,7 +747,8 @@ double bptt_twolevel_cost_at(const bptt_twolevel *tl, size_t t, int64_t m,
 {
     if (!tl || t > tl->t || m < 0 || m > tl->m || d < 0)
         return -1.0;
-    if (unlimited(tl) ? d != BPTT_SLOW_UNLIMITED : d > tl->d)
+    if (unlimited(tl) ? d < tl->d_asked && d < slow_cap(tl->t, tl->h, tl->s)
+                      : d > tl->d)
         return -1.0;
     const int64_t c = get(tl, TK_H, m, unlimited(tl) ? 0 : d, t);
     return c >= TL_INF ? -1.0 : (double)c / (double)TL_Q;
@@ -756,7 +773,7 @@ int bptt_twolevel_cost_of(const bptt_twolevel *tl, bptt_twolevel_cost *out)
     out->slow_reads = st.slow_reads;
     out->slow_write_units = st.slow_write_units;
     out->slow_read_units = st.slow_read_units;
-    const bptt_slow_level slow = {tl->d, tl->wd, tl->rd};
+    const bptt_slow_level slow = {tl->d_asked, tl->wd, tl->rd};
     out->cost = bptt_twolevel_stats_cost(&st, tl->h, &slow);
     return BPTT_OK;
 }

@@ -48,9 +48,9 @@ disk_refused 2 "--disk and --curve exclude each other" $D --disk inf --curve
 disk_refused 2 "--infeasible applies to one-level plans' records" $D --disk 5 --infeasible skip
 disk_refused 2 "exclude each other" $D --disk 5 --actions --curve
 disk_refused 3 "the smallest feasible budget is 1 slots" --length 10 --memory 0 --disk inf
-disk_refused 2 "would hold" --length 200000000 --memory 3 --disk 3
+disk_refused 2 "would hold" --length 100000000 --memory 3 --disk 3
 disk_refused 2 "more than half of this machine's" --length 1000 --memory 99999999 --disk inf
-disk_refused 2 "more than half of this machine's" --length 100 --memory 3 --disk 2305843009213693951
+disk_refused 2 "more than half of this machine's" --length 100000 --memory 3 --disk 99999
 disk_refused 2 "does not take length 2000000000" --length 2000000000 --memory 3 --disk 3
 }
 

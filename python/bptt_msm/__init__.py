@@ -75,7 +75,14 @@ class _Stats(ctypes.Structure):
                 ("n_actions", ctypes.c_size_t),
                 ("violation", ctypes.c_int),
                 ("bad_action", ctypes.c_size_t),
-                ("peak_bytes", ctypes.c_int64)]
+                ("peak_bytes", ctypes.c_int64),
+                # the slow level of a two-level plan (bptt.h): the C side
+                # fills the whole struct, so it must be as long
+                ("slow_peak_units", ctypes.c_int64),
+                ("slow_writes", ctypes.c_int64),
+                ("slow_reads", ctypes.c_int64),
+                ("slow_write_units", ctypes.c_int64),
+                ("slow_read_units", ctypes.c_int64)]
 
 
 class _Options(ctypes.Structure):

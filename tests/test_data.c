@@ -618,7 +618,7 @@ START_TEST(test_errors)
     bptt_task_free(NULL);
 
     /* one to-string for every status, each its own text */
-    for (int e = BPTT_OK; e <= BPTT_ESTEPS; e++) {
+    for (int e = BPTT_OK; e <= BPTT_EIO; e++) {
         const char *s = bptt_strerror(e);
         ck_assert(s != NULL && *s != '\0');
         ck_assert_str_ne(s, "unknown status");
@@ -626,7 +626,7 @@ START_TEST(test_errors)
             ck_assert_str_ne(s, bptt_strerror(f));
     }
     ck_assert_str_eq(bptt_strerror(-1), "unknown status");
-    ck_assert_str_eq(bptt_strerror(BPTT_ESTEPS + 1), "unknown status");
+    ck_assert_str_eq(bptt_strerror(BPTT_EIO + 1), "unknown status");
 }
 END_TEST
 

@@ -12,15 +12,19 @@
  * - A NaN in the parameters stops the iteration with BPTT_ENONFINITE and
  *   names the loss; an infinite learning rate makes the update's
  *   parameters infinite or NaN and names the parameter arena.
+ * - A two-level plan runs through it with the default slow folder, its
+ *   gradients and loss those of full BPTT, bit for bit.
  * - Descriptions that cannot be made give BPTT_EINVAL with a sentence, and
  *   nothing allocated; every allocation made to fail gives BPTT_ENOMEM
  *   with every byte released.
  */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv, rmdir */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -29,6 +33,7 @@
 #include "bptt.h"
 #include "optim.h"
 #include "session.h"
+#include "twolevel.h"
 
 void openblas_set_num_threads(int);
 
@@ -306,6 +311,83 @@ START_TEST(test_enomem)
 }
 END_TEST
 
+/* A two-level plan (twolevel.h) runs through the session, its slow level
+ * in a temporary folder under $TMPDIR that is gone afterwards: gradients
+ * and loss equal full BPTT's bit for bit, the slow level's counts the
+ * validator's. */
+START_TEST(test_session_two_level)
+{
+    const bptt_session_spec sp = spec_of(&confs[4], _i);
+    char tmp[] = "test_session_tmp-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(tmp));
+    ck_assert_int_eq(setenv("TMPDIR", tmp, 1), 0);
+    bptt_mem *mem = bptt_mem_alloc();
+    bptt_session *s = NULL;
+    char why[200] = "";
+    ck_assert_msg(bptt_session_open(&s, &sp, mem, why, sizeof why) ==
+                      BPTT_OK,
+                  "%s", why);
+    bptt_model *m = bptt_session_model(s);
+    const size_t hb = bptt_model_hidden_bytes(m);
+    const size_t sb = bptt_model_internal_bytes(m);
+    bptt_units u;
+    ck_assert_int_eq(bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb),
+                     BPTT_OK);
+    bptt_plan *full = NULL;
+    bptt_plan_stats fs;
+    ck_assert_int_eq(bptt_plan_make("full", sp.length, (int64_t)hb,
+                                    (int64_t)sb, INT64_MAX / 4, NULL, &full,
+                                    &fs, NULL),
+                     BPTT_OK);
+    bptt_exec_stats ea, eb;
+    bptt_session_fault f;
+    ck_assert_int_eq(bptt_session_gradients(s, full, 0, &ea, &f), BPTT_OK);
+    const size_t bytes = m->n_params * sizeof(real);
+    real *g = malloc(bytes);
+    ck_assert_ptr_nonnull(g);
+    memcpy(g, m->grads, bytes);
+    for (int k = 0; k < 2; k++) {
+        const bptt_slow_level slow = {k ? 3 * u.internal_units
+                                        : BPTT_SLOW_UNLIMITED,
+                                      0.5, 0.5};
+        bptt_twolevel *tl = NULL;
+        ck_assert_int_eq(bptt_twolevel_alloc(&tl, k ? "hsm" : "msm",
+                                             sp.length, u.hidden_units,
+                                             u.internal_units,
+                                             u.hidden_units + u.internal_units,
+                                             &slow),
+                         BPTT_OK);
+        bptt_plan *p = NULL;
+        ck_assert_int_eq(bptt_twolevel_plan(tl, &p), BPTT_OK);
+        bptt_twolevel_free(tl);
+        bptt_plan_stats vs;
+        ck_assert_int_eq(bptt_plan_validate(p, &vs), BPTT_OK);
+        ck_assert_int_gt(vs.slow_writes, 0);
+        ck_assert_int_eq(bptt_session_gradients(s, p, 0, &eb, &f), BPTT_OK);
+        ck_assert(ea.loss == eb.loss);
+        ck_assert_int_eq(memcmp(g, m->grads, bytes), 0);
+        ck_assert_int_eq(eb.slow_writes, vs.slow_writes);
+        ck_assert_int_eq(eb.slow_reads, vs.slow_reads);
+        ck_assert_uint_eq(eb.slow_bytes_written,
+                          (uint64_t)vs.slow_write_units *
+                              (uint64_t)u.quantum);
+        ck_assert_uint_eq(eb.slow_bytes_read,
+                          (uint64_t)vs.slow_read_units * (uint64_t)u.quantum);
+        ck_assert_uint_eq(eb.slow_peak_bytes,
+                          (size_t)(vs.slow_peak_units * u.quantum));
+        ck_assert_uint_eq(eb.checkpoint_peak_bytes,
+                          (size_t)(vs.peak_units * u.quantum));
+        bptt_plan_free(p);
+    }
+    free(g);
+    bptt_plan_free(full);
+    bptt_session_close(s);
+    ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
+    bptt_mem_free(mem);
+    ck_assert_int_eq(rmdir(tmp), 0); /* left empty */
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("session");
@@ -318,6 +400,7 @@ int main(void)
     tcase_add_test(tc, test_nonfinite_named);
     tcase_add_test(tc, test_bad_descriptions);
     tcase_add_test(tc, test_enomem);
+    tcase_add_loop_test(tc, test_session_two_level, 0, n_cells());
     suite_add_tcase(su, tc);
     SRunner *sr = srunner_create(su);
     srunner_run_all(sr, CK_ENV);

@@ -46,8 +46,10 @@ enum bptt_status {
     BPTT_ENONFINITE,  /* training made a NaN or an infinity (session.h) */
     BPTT_EOP,         /* an op of steps.h failed with a status inside the
                          library's range (steps.h: BPTT_OP_STATUS_MIN) */
-    BPTT_ESTEPS       /* an op table broke its own promise (steps.h: h(i)
+    BPTT_ESTEPS,      /* an op table broke its own promise (steps.h: h(i)
                          not at the hidden_offset it states) */
+    BPTT_EIO          /* the slow level's file could not be made, written
+                         or read (steps.h: its errno in the run's stats) */
 };
 
 /* What a status means, for people; the one to-string of every library

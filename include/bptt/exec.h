@@ -34,17 +34,28 @@ typedef struct {
      * backward ops (output layer and loss included); stores, restores and
      * frees are in neither.  Their sum is at most the call's wall time. */
     double forward_seconds, backward_seconds;
+    /* A two-level plan's slow level (bptt_steps_stats' slow_* fields;
+     * all 0 for a plan of one level): states and bytes written and read,
+     * the most bytes held at once, seconds in pwrite and pread, and the
+     * errno behind a BPTT_EIO. */
+    int64_t slow_writes, slow_reads;
+    uint64_t slow_bytes_written, slow_bytes_read;
+    size_t slow_peak_bytes;
+    double slow_seconds;
+    int slow_errno;
 } bptt_exec_stats;
 
 /* One training iteration's gradients: zeroes the model's gradients, runs
  * the plan on batch (batch->T == plan->length), accumulates gradients.  The
  * plan's units must match the model's state sizes (hidden_units *
  * internal bytes == internal_units * hidden bytes).  BPTT_EINVAL for a
- * batch or units that do not fit, or a plan with any action of a slow
- * level (twolevel.h: not executable yet; refused before the gradients
- * are touched), BPTT_EBADPLAN for a plan the validator
+ * batch or units that do not fit, BPTT_EBADPLAN for a plan the validator
  * rejects, BPTT_ENOMEM when a tracked allocation fails (everything taken
- * is released; the gradients are then undefined). */
+ * is released; the gradients are then undefined).  A two-level plan
+ * (twolevel.h) runs with its slow level in a temporary folder made for
+ * the run under $TMPDIR or /tmp and removed (steps.h: slow_dir NULL);
+ * BPTT_EIO when that folder or its file cannot be made, written or
+ * read. */
 int bptt_exec_run(const bptt_plan *plan, bptt_model *model,
                   const bptt_batch *batch, bptt_mem *mem,
                   bptt_exec_stats *stats);

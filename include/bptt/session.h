@@ -105,10 +105,11 @@ typedef struct {
 /* The first half of iteration k (0, 1, ...): batch k, the memory peaks
  * reset, the plan executed (gradients of batch k in the model), stats
  * filled, then the loss and the gradients checked.  BPTT_OK;
- * BPTT_ENONFINITE with *fault filled; or bptt_exec_run's error (a plan
- * with a slow level's actions, twolevel.h, is BPTT_EINVAL before batch k
- * is fetched: not executable yet).  Only this half runs the plan, so a
- * caller may time it alone. */
+ * BPTT_ENONFINITE with *fault filled; or bptt_exec_run's error.  Only this
+ * half runs the plan, so a caller may time it alone.  A two-level plan
+ * (twolevel.h) runs as bptt_exec_run runs it, its slow level in a
+ * temporary folder made for the iteration and removed; its tables take
+ * 48 (t + 1) working bytes beyond fixed_bytes. */
 int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
                            bptt_exec_stats *stats, bptt_session_fault *fault);
 

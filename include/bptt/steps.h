@@ -40,11 +40,19 @@
  * s(i) a forward op of step i wrote, the backward ops run once each, in
  * the order t, t-1, ..., 1, with dh chained from one to the next.  It
  * calls the ops exactly as the plan's actions say: one forward op per
- * advance, one hidden_from_internal per restore_internal (none when the
- * table says where h(i) lies in s(i): hidden_in_internal) and one
- * backward op per backward, in plan order, and nothing else
- * (restore_hidden is a copy the executor makes itself).  So the gradients cannot depend on the
- * plan, provided the ops keep the rules below.
+ * advance, one hidden_from_internal per restore_internal and per
+ * read_internal (none when the table says where h(i) lies in s(i):
+ * hidden_in_internal) and one backward op per backward, in plan order,
+ * and nothing else (restore_hidden is a copy the executor makes itself,
+ * and so are the slow level's writes, reads and drops).  So the gradients
+ * cannot depend on the plan, provided the ops keep the rules below.
+ *
+ * The slow level.  A two-level plan (twolevel.h) also writes states to a
+ * slow level and reads them back: the executor keeps them in one file it
+ * makes for the run in a folder (slow_dir below) and reads them back
+ * byte for byte, so an op cannot tell a state read from the slow level
+ * from one kept in memory.  Every byte of a state is written, those an op
+ * left unwritten included (their values are undefined, as above).
  */
 #ifndef BPTT_STEPS_H
 #define BPTT_STEPS_H
@@ -97,11 +105,12 @@ typedef struct {
 
     /* Writes h = h(i) as it is held inside s = s(i) (restore_internal:
      * the plan stepping on from a stored internal state instead of a
-     * stored hidden state).  The bytes must be those the forward op of
-     * step i wrote into h_out.  0, or a nonzero status that stops the
-     * run.  May be NULL when hidden_in_internal says where h(i) lies in
-     * s(i), or when the plan has no restore_internal action (a plan of
-     * full, chen or hsm; checked before any op is called). */
+     * stored hidden state; read_internal: from one read back from the
+     * slow level).  The bytes must be those the forward op of step i
+     * wrote into h_out.  0, or a nonzero status that stops the run.  May
+     * be NULL when hidden_in_internal says where h(i) lies in s(i), or
+     * when the plan has no restore_internal or read_internal action (a
+     * plan of full, chen or hsm; checked before any op is called). */
     int (*hidden_from_internal)(void *ctx, size_t step, const void *s,
                                 void *h);
 
@@ -132,6 +141,22 @@ typedef struct {
      * later may have written it; dh0 only when the run returns BPTT_OK. */
     void *h_last;
     void *dh0;
+
+    /* The folder of the slow level, for a plan with slow-level actions
+     * (write_*, read_*, drop_*; twolevel.h); not looked at otherwise.
+     * The run makes one new file in it (named bptt-slow-PID-K, the first
+     * K from 0 not taken; made with O_CREAT | O_EXCL | O_NOFOLLOW, so no
+     * file or link already there is opened or written), unlinks it at
+     * once and keeps the states in the open file, which it closes at the
+     * end: the folder is left as it was, whatever the run returns.  The
+     * folder must exist, be a folder (a link to one will do) and take a
+     * new file.  NULL: a folder made for the run with mkdtemp under
+     * $TMPDIR (or /tmp where TMPDIR is unset or empty), removed as soon
+     * as the file is made.  The file never holds more than the plan's
+     * slow budget at once (slow_file_bytes in the stats says how long it
+     * grew).  Writing past a file size limit (RLIMIT_FSIZE) raises
+     * SIGXFSZ, which ends a process that does not ignore it. */
+    const char *slow_dir;
 } bptt_steps;
 
 /* What one run did.  The counts are of calls made, the peak of bytes
@@ -159,6 +184,22 @@ typedef struct {
      * action. */
     int64_t failed_action;
     int op_status;
+    /* The slow level of a two-level plan (all 0 for a plan without
+     * slow-level actions).  States written and read (as the validator's
+     * slow_writes and slow_reads) and their bytes (its slow_write_units
+     * and slow_read_units times the bytes of a unit); the most bytes the
+     * slow level held at once (its slow_peak_units times the unit); the
+     * length the file grew to (equal to slow_peak_bytes when the plan
+     * drops states last-written first, as the planner's do; a plan that
+     * leaves holes may need more); wall seconds in pwrite and pread; and
+     * where a run returned BPTT_EIO, the errno of the call that failed
+     * (0 otherwise). */
+    int64_t slow_writes, slow_reads;
+    uint64_t slow_bytes_written, slow_bytes_read;
+    size_t slow_peak_bytes;
+    uint64_t slow_file_bytes;
+    double slow_seconds;
+    int slow_errno;
 } bptt_steps_stats;
 
 /* An op's own failure statuses.  A nonzero status an op returns stops the
@@ -199,18 +240,34 @@ typedef struct {
  * (no copy; the peak is the plan's all the same, and the point of the
  * advance already counts the block).
  *
+ * A plan with slow-level actions (slow_budget set; twolevel.h) runs them
+ * as the validator reads them: write_hidden i writes the running state,
+ * write_internal i the working internal state (a copy: a state kept in
+ * memory stays there); read_hidden i makes the running state h(i), with
+ * no working internal state; read_internal i makes s(i) the working
+ * internal state (a backward op of step i may follow and read it) and the
+ * running state the h(i) inside it (hidden_offset's bytes, or
+ * hidden_from_internal); drop_* gives the slot back.  The file is made
+ * (steps->slow_dir) before the first action, and its tables, 48 (t + 1)
+ * bytes, are working memory beside bptt_exec_working_bytes'.  The slow
+ * level never holds more than the plan's slow budget of bytes.
+ *
  * Returns BPTT_OK; BPTT_EINVAL for a NULL argument or op (but
  * hidden_from_internal, see there), sizes out of range, a hidden_offset
- * past the internal state, units that do not match, or a plan with any
- * action of a slow level (twolevel.h: bptt_plan_slow_actions; not run
- * yet, refused before anything is taken or called); BPTT_EBADPLAN for
+ * past the internal state, or units that do not match; BPTT_EBADPLAN for
  * a plan the validator rejects (no op is called); BPTT_ENOMEM when an
  * allocation from mem fails; BPTT_ESTEPS when the bytes at hidden_offset
  * of s(i) are not the h(i) the forward op wrote; or the status an op
  * returned (BPTT_EOP for one inside the library's range, see
- * BPTT_OP_STATUS_MIN), which stops the run at that action.  On every return all it took from mem is given
- * back, and *stats (zeroed first) covers the actions run; points after
- * the failed action are not written. */
+ * BPTT_OP_STATUS_MIN), which stops the run at that action; BPTT_EIO when
+ * the slow level's file cannot be made in its folder (no such folder,
+ * not a folder, not writable, every name taken: before any op runs) or a
+ * write or read of it fails (at that action), the errno in
+ * stats->slow_errno.  A plan with slow-level actions but no slow budget
+ * (0) is one the validator rejects: BPTT_EBADPLAN, no file made.  On
+ * every return all it took from mem is given back, the file is closed
+ * and no folder is left changed; *stats (zeroed first) covers the
+ * actions run; points after the failed action are not written. */
 int bptt_steps_run(const bptt_plan *plan, const bptt_steps *steps,
                    bptt_mem *mem, bptt_steps_stats *stats,
                    bptt_exec_point *points);
@@ -271,7 +328,9 @@ int bptt_steps_run_online(bptt_online *o, const bptt_steps *steps,
  * of length t on states of hidden_bytes and internal_bytes, to the byte:
  * two running hidden states, the working internal state, the gradient dh,
  * and per-step tables (a hidden and an internal slot pointer and a flag
- * per step).  As a double, so that sizes past memory do not overflow. */
+ * per step); a plan with slow-level actions takes 48 (t + 1) bytes more
+ * (bptt_steps_run).  As a double, so that sizes past memory do not
+ * overflow. */
 double bptt_exec_working_bytes(size_t t, double hidden_bytes,
                                double internal_bytes);
 

@@ -107,9 +107,8 @@ double bptt_twolevel_stats_cost(const bptt_plan_stats *st, int64_t h,
                                 const bptt_slow_level *slow);
 
 /* How many of the plan's actions use the slow level (write_*, read_*,
- * drop_*; plan NULL: 0).  A plan with any is not executable yet: the
- * executors (steps.h, exec.h, session.h) refuse it, BPTT_EINVAL, before
- * any op runs. */
+ * drop_*; plan NULL: 0).  The executors (steps.h, exec.h, session.h) run
+ * such plans with the slow level in a file (steps.h: slow_dir). */
 size_t bptt_plan_slow_actions(const bptt_plan *plan);
 
 #pragma GCC visibility pop

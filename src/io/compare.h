@@ -89,8 +89,7 @@ typedef struct {
  * reference; each of the session's length and state sizes), rounds >= 1
  * measured rounds after warmup discarded ones, into results[0..n_plans),
  * which the caller frees with bptt_compare_results_free.  BPTT_OK;
- * BPTT_EINVAL for bad arguments (among them a plan with a slow level's
- * actions, twolevel.h, not executable yet: then none is run);
+ * BPTT_EINVAL for bad arguments (then none is run);
  * BPTT_ENOMEM (nothing left allocated);
  * bptt_session_gradients's error (BPTT_ENONFINITE, BPTT_EBADPLAN,
  * BPTT_ENOMEM from the tracked allocator).  On an error results hold no

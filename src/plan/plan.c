@@ -58,6 +58,8 @@ const char *bptt_strerror(int status)
     case BPTT_ENONFINITE: return "a NaN or an infinity";
     case BPTT_EOP: return "an op failed (its status is in the run's stats)";
     case BPTT_ESTEPS: return "the steps broke their stated layout";
+    case BPTT_EIO: return "slow level: the file could not be made, "
+                          "written or read";
     default: return "unknown status";
     }
 }

@@ -139,6 +139,13 @@ static int run_model(model_ctx *c, const bptt_plan *plan, bptt_online *o,
     st->checkpoint_peak_bytes = ss.checkpoint_peak_bytes;
     st->forward_seconds = ss.forward_seconds;
     st->backward_seconds = ss.backward_seconds;
+    st->slow_writes = ss.slow_writes;
+    st->slow_reads = ss.slow_reads;
+    st->slow_bytes_written = ss.slow_bytes_written;
+    st->slow_bytes_read = ss.slow_bytes_read;
+    st->slow_peak_bytes = ss.slow_peak_bytes;
+    st->slow_seconds = ss.slow_seconds;
+    st->slow_errno = ss.slow_errno;
     const size_t t = o ? c->steps : plan->length;
     st->loss = c->loss / ((double)m->B * (double)(t ? t : 1));
     return rc;
@@ -157,8 +164,7 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
 {
     memset(st, 0, sizeof *st);
     const size_t t = plan->length;
-    if (batch->T != t || batch->B != m->B || batch->X != m->X ||
-        bptt_plan_slow_actions(plan))
+    if (batch->T != t || batch->B != m->B || batch->X != m->X)
         return BPTT_EINVAL; /* the model untouched */
     model_ctx c = {.m = m, .batch = batch,
                    .scale = (real)(1.0 / ((double)m->B * (double)t))};

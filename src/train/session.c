@@ -192,8 +192,6 @@ int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
                            bptt_exec_stats *stats, bptt_session_fault *fault)
 {
     memset(fault, 0, sizeof *fault);
-    if (bptt_plan_slow_actions(plan)) /* not executable yet (twolevel.h) */
-        return BPTT_EINVAL;
     if (bptt_session_fetch(s, k) != BPTT_OK)
         return BPTT_EINVAL;
     bptt_mem_reset_peaks(s->mem);

@@ -4,11 +4,14 @@
  * (online.h) hands out as the steps arrive, then the rest of the plan it
  * finishes with.  The forward and backward ops are timed each on its own
  * (two reads of the monotonic clock, tens of nanoseconds, against a
- * step's microseconds to milliseconds). */
+ * step's microseconds to milliseconds).  A two-level plan's slow-level
+ * actions go to the store of slow.h, opened before the first action when
+ * the plan has any. */
 #define _POSIX_C_SOURCE 200809L
 #include <string.h>
 #include <time.h>
 
+#include "slow.h"
 #include "steps.h"
 #include "twolevel.h"
 
@@ -41,6 +44,8 @@ typedef struct {
     size_t in_slot;
     size_t k;    /* actions run */
     size_t head; /* the step of the running state, after an advance */
+    bptt_slow_store slow; /* the slow level (live when the plan has one) */
+    size_t slow_budget;   /* bytes the slow level may hold */
 } interp;
 
 /* a checkpoint block, counted into the store's bytes */
@@ -296,12 +301,42 @@ static int act(interp *x, bptt_action a, const bptt_action *next)
         }
         store_put(x, &w->sslot[i], sb);
         break;
-    default: /* the validator let no other op through, and the slow
-              * level's ops were refused before the run */
+    case BPTT_WRITE_HIDDEN: /* a copy of the running state */
+        rc = bptt_slow_write(&x->slow, 0, i, w->state[x->cur], hb);
+        break;
+    case BPTT_WRITE_INTERNAL: /* a copy of the working internal state */
+        rc = bptt_slow_write(&x->slow, 1, i,
+                             x->in_slot == i ? w->sslot[i] : w->work, sb);
+        break;
+    case BPTT_READ_HIDDEN:
+        rc = bptt_slow_read(&x->slow, 0, i, w->state[x->cur], hb);
+        x->in_slot = 0; /* no working internal state now */
+        break;
+    case BPTT_READ_INTERNAL:
+        /* s(i) becomes the working internal state (a backward op of step
+         * i may read it), the running state h(i) inside it */
+        x->in_slot = 0;
+        rc = bptt_slow_read(&x->slow, 1, i, w->work, sb);
+        if (rc != BPTT_OK)
+            break;
+        if (copy_hidden)
+            memcpy(w->state[x->cur], w->work + off, hb);
+        else if ((rc = ops->hidden_from_internal(ctx, i, w->work,
+                                                 w->state[x->cur])) != 0)
+            rc = op_failed(st, rc);
+        break;
+    case BPTT_DROP_HIDDEN:
+        rc = bptt_slow_drop(&x->slow, 0, i, hb);
+        break;
+    case BPTT_DROP_INTERNAL:
+        rc = bptt_slow_drop(&x->slow, 1, i, sb);
+        break;
+    default: /* the validator let no other op through */
         rc = BPTT_EBADPLAN;
     }
-    if (rc == BPTT_OK && w->held > x->budget)
-        rc = BPTT_EBADPLAN; /* never past the budget, whoever planned */
+    if (rc == BPTT_OK &&
+        (w->held > x->budget || x->slow.held > x->slow_budget))
+        rc = BPTT_EBADPLAN; /* never past a budget, whoever planned */
     if (rc != BPTT_OK)
         st->failed_action = (int64_t)x->k;
     if (x->points && x->k < x->points_cap && rc == BPTT_OK) {
@@ -328,21 +363,44 @@ static int act_plan(interp *x, const bptt_plan *plan, size_t from)
     return rc;
 }
 
-/* The end of a run: dh0, the peak, everything given back. */
+/* The end of a run: dh0, the peaks, everything given back. */
 static int finish_run(interp *x, int rc)
 {
     if (rc == BPTT_OK && x->ops->dh0) /* after the backward op of step 1 */
         memcpy(x->ops->dh0, x->w.carry, x->hb);
-    x->st->checkpoint_peak_bytes = x->w.peak;
+    bptt_steps_stats *st = x->st;
+    const bptt_slow_store *z = &x->slow;
+    st->checkpoint_peak_bytes = x->w.peak;
+    st->slow_writes = z->writes;
+    st->slow_reads = z->reads;
+    st->slow_bytes_written = z->bytes_written;
+    st->slow_bytes_read = z->bytes_read;
+    st->slow_peak_bytes = z->peak;
+    st->slow_file_bytes = (uint64_t)z->size;
+    st->slow_seconds = z->seconds;
+    st->slow_errno = z->err;
+    bptt_slow_close(&x->slow, x->mem);
     ws_release(x);
     return rc;
 }
 
-/* Whether the plan restores from an internal state anywhere. */
+/* Whether the plan steps on from an internal state anywhere (a restore
+ * from the fast level or a read from the slow one). */
 static int restores_internal(const bptt_plan *plan)
 {
     for (size_t k = 0; k < plan->n_actions; k++)
-        if (plan->actions[k].op == BPTT_RESTORE_INTERNAL)
+        if (plan->actions[k].op == BPTT_RESTORE_INTERNAL ||
+            plan->actions[k].op == BPTT_READ_INTERNAL)
+            return 1;
+    return 0;
+}
+
+/* Whether the plan uses the slow level. */
+static int has_slow_ops(const bptt_plan *plan)
+{
+    for (size_t k = 0; k < plan->n_actions; k++)
+        if (plan->actions[k].op >= BPTT_WRITE_HIDDEN &&
+            plan->actions[k].op <= BPTT_DROP_INTERNAL)
             return 1;
     return 0;
 }
@@ -383,8 +441,8 @@ int bptt_steps_run(const bptt_plan *plan, const bptt_steps *ops,
     int rc = table_ok(ops, st);
     if (rc != BPTT_OK)
         return rc;
-    if (!plan || bptt_plan_slow_actions(plan))
-        return BPTT_EINVAL; /* the slow level is not run yet */
+    if (!plan)
+        return BPTT_EINVAL;
     const size_t hb = ops->hidden_bytes, sb = ops->internal_bytes;
     if (plan->hidden_units < 1 || plan->internal_units < 1 ||
         (unsigned __int128)plan->hidden_units * sb !=
@@ -418,11 +476,19 @@ static int run(const bptt_plan *plan, const bptt_steps *ops, bptt_mem *mem,
     /* the validator holds the peak to the budget; the unit's bytes are
      * whole when the units are in the bytes' ratio with h | hb, and where
      * they are not the check stands aside */
-    x.budget = ops->hidden_bytes % (size_t)plan->hidden_units == 0
-                   ? budget_bytes(plan->budget, plan->hidden_units,
-                                  ops->hidden_bytes)
-                   : SIZE_MAX;
+    const int whole = ops->hidden_bytes % (size_t)plan->hidden_units == 0;
+    x.budget = whole ? budget_bytes(plan->budget, plan->hidden_units,
+                                    ops->hidden_bytes)
+                     : SIZE_MAX;
+    x.slow_budget = whole && plan->slow_budget != BPTT_SLOW_UNLIMITED
+                        ? budget_bytes(plan->slow_budget, plan->hidden_units,
+                                       ops->hidden_bytes)
+                        : SIZE_MAX;
     int rc = ws_take(&x, plan->length);
+    /* the slow level's file before any op runs: a folder that cannot
+     * take it stops the run before it starts */
+    if (rc == BPTT_OK && has_slow_ops(plan))
+        rc = bptt_slow_open(&x.slow, mem, plan->length, ops->slow_dir);
     if (rc == BPTT_OK)
         rc = act_plan(&x, plan, 0);
     return finish_run(&x, rc);
@@ -476,7 +542,7 @@ static int run_online(bptt_online *o, const bptt_steps *ops, bptt_mem *mem,
     if (rc == BPTT_OK)
         rc = bptt_plan_validate(plan, &vs);
     if (rc == BPTT_OK && bptt_plan_slow_actions(plan))
-        rc = BPTT_EINVAL; /* the slow level is not run yet */
+        rc = BPTT_EINVAL; /* online plans have no slow level */
     if (rc == BPTT_OK && !ops->hidden_from_internal &&
         !ops->hidden_in_internal && restores_internal(plan))
         rc = BPTT_EINVAL;

@@ -4,7 +4,8 @@
 # rebuilt over the library's one-call planner: every byte of tests/golden/
 # (made with the bptt of the parent of the commit that added this test),
 # but for the timing field plan_seconds and the sweep's metadata line
-# (build, machine, date), which are masked on both sides.  A deliberate
+# (build, machine, date), which are masked on both sides; and the refusals
+# of `bptt calibrate` (its numbers are times, never golden).  A deliberate
 # change of output rewrites the golden files with `tests/test_golden.sh
 # --update` (BPTT and GOLDEN set as below) and says why in its commit.
 #
@@ -43,6 +44,8 @@ plan-online-actions plan --online --strategy hsm --length 12 --memory 3 --action
 plan-online-curve plan --online --strategy msm --length 200 --alpha 2 --memory 12 --curve --points 12
 plan-online-curve-json plan --online --strategy hsm --length 30 --memory 4 --curve --no-lookahead --format json
 plan-online-infeasible plan --online --length 10 --memory 0
+calibrate-no-dir calibrate --disk-dir /nonexistent/bptt-golden
+calibrate-repeats calibrate --repeats 100001
 CALLS
 
 # bptt's output for one call into OUT (stdout, then its exit status) and

@@ -255,6 +255,9 @@ typedef struct {
 #define RUN(st, says, ...) {{"run", __VA_ARGS__, NULL}, st, says}
 #define SWEEP(st, says, ...) {{"sweep", __VA_ARGS__, NULL}, st, says}
 #define CMP(st, says, ...) {{"compare", __VA_ARGS__, NULL}, st, says}
+#define CAL(st, says, ...)                                                   \
+    {{"calibrate", "--hidden", "4", "--batch", "2", __VA_ARGS__, NULL},      \
+     st, says}
 #define SW(st, says, ...) \
     {{"sweep", "--length", "10", "--out", "x", __VA_ARGS__, NULL}, st, says}
 #define SWR(st, says, ...)                                                   \
@@ -808,6 +811,24 @@ static const bad_case bad_cases[] = {
     CMP(3, "the smallest feasible budget is 64 bytes",
         R("--plans", "full:100%,msm:1%")),
     CMP(3, "item 1 (full:50%)", R("--plans", "full:50%,msm:5%")),
+
+    /* ---- bptt calibrate (small sizes: a slip would still end soon) ---- */
+    CAL(2, "does not exist", "--disk-dir", "nope"),
+    CAL(2, "does not exist", "--disk-dir", "nope/deeper"),
+    CAL(2, "is a regular file, not a folder", "--disk-dir", "text.txt"),
+    CAL(2, "empty folder name", "--disk-dir", ""),
+    CAL(2, "needs a value", "--disk-dir"),
+    CAL(2, "from 1 to 100000", "--repeats", "0"),
+    CAL(2, "from 1 to 100000", "--repeats", "100001"),
+    CAL(2, "out of range", "--repeats", "-1"),
+    CAL(2, "out of range", "--repeats", BIG),
+    CAL(2, "not an integer", "--repeats", "3x"),
+    CAL(2, "--sync takes no value", "--sync=1"),
+    CAL(2, "unknown cell 'qrnn'", "--cell", "qrnn"),
+    CAL(2, "--format", "--format", "xml"),
+    CAL(2, "--task text:adir", "--task", "text:adir"),
+    CAL(2, "unknown option '--memory'", "--memory", "5%"),
+    CAL(2, "unexpected argument", "extra"),
 
     /* ---- bptt sweep ---- */
     {{"sweep", NULL}, 2, "--length is required"},
@@ -1481,7 +1502,7 @@ END_TEST
 START_TEST(test_usage_names_every_option)
 {
     static const char *const cmds[] = {"plan", "run", "validate", "sweep",
-                                       "compare"};
+                                       "compare", "calibrate"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         result r;
         run(&r, (const char *[]){cmds[i], "--help", NULL});
@@ -3262,6 +3283,57 @@ START_TEST(test_online_fail_alloc)
 }
 END_TEST
 
+/* bptt calibrate: its record's times and costs are finite and positive
+ * (no golden numbers: they vary), a folder given is left as it was, and
+ * a file of the scratch file's name planted there is refused, not
+ * replaced. */
+START_TEST(test_calibrate)
+{
+    static const char *const fields[] = {
+        "forward_seconds", "write_seconds_hidden", "read_seconds_hidden",
+        "write_seconds_internal", "read_seconds_internal", "write_cost",
+        "read_cost", "hidden_bytes", "internal_bytes", "alpha", "repeats"};
+    char dir[64], sub[128], path[192], got[64];
+    make_scratch(dir, sizeof dir);
+    snprintf(sub, sizeof sub, "%s/cal", dir);
+    ck_assert_int_eq(mkdir(sub, 0777), 0);
+    static result r;
+    for (int given = 0; given < 2; given++) {
+        run(&r, (const char *[]){"calibrate", "--hidden", "16", "--batch",
+                                 "2", "--repeats", "3", "--format", "json",
+                                 given ? "--disk-dir" : NULL, sub, NULL});
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        ck_assert_int_eq(count_lines(r.out), 1);
+        for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+            const double v = json_num(r.out, fields[i]);
+            ck_assert_msg(isfinite(v) && v > 0, "%s = %g", fields[i], v);
+        }
+        ck_assert_str_eq(json_str(r.out, "disk_dir_kind", got, sizeof got),
+                         given ? "given" : "temporary");
+        ck_assert_int_eq((int)json_num(r.out, "repeats"), 3);
+        ck_assert_int_eq((int)json_num(r.out, "hidden_bytes"),
+                         2 * 2 * 16 * (int)sizeof(bptt_real));
+        ck_assert(json_num(r.out, "alpha") == 3.5);
+    }
+    char names[1024] = "";
+    list_tree(sub, "", names, sizeof names);
+    ck_assert_msg(names[0] == '\0', "left in the folder: %s", names);
+    snprintf(path, sizeof path, "%s/bptt-calibrate.scratch", sub);
+    write_file(sub, "bptt-calibrate.scratch", "precious\n");
+    run(&r, (const char *[]){"calibrate", "--hidden", "16", "--batch", "2",
+                             "--repeats", "3", "--disk-dir", sub, NULL});
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_int_eq(own_lines(r.err), 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "exists"));
+    ck_assert_str_eq(r.out, "");
+    size_t kept_len;
+    char *kept = read_all(path, &kept_len);
+    ck_assert_str_eq(kept, "precious\n");
+    free(kept);
+    remove_scratch(dir);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -3311,6 +3383,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_run_measurements);
     tcase_add_test(tc, test_run_memory_trace);
     tcase_add_test(tc, test_compare_outputs);
+    tcase_add_test(tc, test_calibrate);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

@@ -4,7 +4,8 @@
 # rebuilt over the library's one-call planner: every byte of tests/golden/
 # (made with the bptt of the parent of the commit that added this test),
 # but for the timing field plan_seconds and the sweep's metadata line
-# (build, machine, date), which are masked on both sides.  A deliberate
+# (build, machine, date), which are masked on both sides; and the refusals
+# of `bptt calibrate` (its numbers are times, never golden).  A deliberate
 # change of output rewrites the golden files with `tests/test_golden.sh
 # --update` (BPTT and GOLDEN set as below) and says why in its commit.
 #
@@ -52,6 +53,8 @@ plan-disk-actions-json plan --strategy msm --length 12 --memory 3 --disk inf --w
 plan-disk-actions-csv plan --strategy hsm --length 12 --memory 2 --disk 3 --read-cost 0.25 --actions --format csv
 plan-disk-cell plan --cell gru --hidden 8 --batch 2 --length 30 --memory 3,1KiB --disk 512B --format json
 plan-disk-refused plan --length 10 --memory 3 --disk 5 --strategy chen
+calibrate-no-dir calibrate --disk-dir /nonexistent/bptt-golden
+calibrate-repeats calibrate --repeats 100001
 CALLS
 
 # bptt's output for one call into OUT (stdout, then its exit status) and

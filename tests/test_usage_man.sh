@@ -2,7 +2,7 @@
 # tests/test_usage_man.sh: the command line is described from one source
 # of truth, the option tables the parsers use, and its two descriptions
 # cannot disagree with them or with each other.  For each command (plan,
-# run, compare, sweep, validate):
+# run, compare, sweep, validate, calibrate):
 #   - every option of its parser's table (src/cli: the struct option
 #     entries; sweep: every grid key of src/io/grid.c and its own) is in
 #     `bptt CMD --help`, but the test hooks (marked "test hook" beside
@@ -59,13 +59,14 @@ man_options() {
         sed 's/\\-/-/g' | grep -o -- '--[a-z][a-z-]*' | sort -u
 }
 
-for cmd in plan run compare sweep validate; do
+for cmd in plan run compare sweep validate calibrate; do
     before=$fails
     case $cmd in
     plan) table_options "$CLI/plan_args.c" > "$tmp/table" ;;
     run) table_options "$CLI/run_args.c" "$CLI/run.h" > "$tmp/table" ;;
     compare) table_options "$CLI/compare.c" "$CLI/run.h" > "$tmp/table" ;;
     validate) table_options "$CLI/validate.c" > "$tmp/table" ;;
+    calibrate) table_options "$CLI/calibrate.c" "$CLI/run.h" > "$tmp/table" ;;
     sweep) { table_options "$CLI/sweep.c"; grid_options; } | sort -u > "$tmp/table" ;;
     esac
     [ -s "$tmp/table" ] || fail "$cmd: no option table found in the sources"

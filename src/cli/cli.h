@@ -136,5 +136,6 @@ int cli_run(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_validate(int argc, char **argv);
+int cli_calibrate(int argc, char **argv);
 
 #endif

@@ -32,7 +32,8 @@ static char *digits(char *buf, size_t cap, long long n)
 static int run_threads(int argc, char **argv)
 {
     if (argc < 2 ||
-        (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "compare") != 0))
+        (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "compare") != 0 &&
+         strcmp(argv[1], "calibrate") != 0))
         return 0;
     int k = 0;
     for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -108,6 +109,8 @@ static void usage(FILE *f)
           "  compare  time plans against a reference, pair by pair, in one process\n"
           "  sweep  plan or run every point of a grid, resumably, into a file\n"
           "  validate  check a plan given as JSON actions and count it\n"
+          "  calibrate  measure a slow level's write and read costs in forward\n"
+          "           steps, for plan --disk\n"
           "\n"
           "  bptt COMMAND --help   options of a command\n"
           "  bptt --version        version and git revision\n",
@@ -153,7 +156,8 @@ int main(int argc, char **argv)
      * on an illegal instruction */
     const char *forced = getenv("OPENBLAS_CORETYPE");
     const int cpu = bptt_cpu_isa();
-    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "compare") == 0) &&
+    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "compare") == 0 ||
+         strcmp(argv[1], "calibrate") == 0) &&
         forced &&
         bptt_blas_core_runnable(forced, cpu) != 0)
         return cli_error(EXIT_USAGE, argv[1], "OPENBLAS_CORETYPE=%s asks for %s "
@@ -168,7 +172,8 @@ int main(int argc, char **argv)
      * passed over for the widest kernel, and the run not be the one asked
      * for */
     const char *gemm = getenv("BPTT_GEMM_KERNEL");
-    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "compare") == 0) &&
+    if ((strcmp(argv[1], "run") == 0 || strcmp(argv[1], "compare") == 0 ||
+         strcmp(argv[1], "calibrate") == 0) &&
         gemm && !bptt_cell_kernel_known(gemm)) {
         char all[64], here[64];
         bptt_cell_kernel_names(all, sizeof all, " or ", 0);
@@ -186,7 +191,8 @@ int main(int argc, char **argv)
         cli_note(strcmp(cmd, "plan") == 0 || strcmp(cmd, "run") == 0 ||
                          strcmp(cmd, "compare") == 0 ||
                          strcmp(cmd, "sweep") == 0 ||
-                         strcmp(cmd, "validate") == 0
+                         strcmp(cmd, "validate") == 0 ||
+                         strcmp(cmd, "calibrate") == 0
                      ? cmd
                      : "",
                  "note: OMP_NUM_THREADS asks for %d threads; using %d, the "
@@ -216,6 +222,8 @@ int main(int argc, char **argv)
         return finish(cmd, cli_sweep(argc - 1, argv + 1));
     if (strcmp(cmd, "validate") == 0)
         return finish(cmd, cli_validate(argc - 1, argv + 1));
+    if (strcmp(cmd, "calibrate") == 0)
+        return finish(cmd, cli_calibrate(argc - 1, argv + 1));
     return cli_error(EXIT_USAGE, "", "unknown command '%s' (try: bptt plan, "
                      "bptt --help)", cmd);
 }

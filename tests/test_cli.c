@@ -811,6 +811,28 @@ static const bad_case bad_cases[] = {
     CMP(3, "the smallest feasible budget is 64 bytes",
         R("--plans", "full:100%,msm:1%")),
     CMP(3, "item 1 (full:50%)", R("--plans", "full:50%,msm:5%")),
+    /* two-level items: STRATEGY:BUDGET/DISK */
+    CMP(2, "item 2 disk: 'lots' is not a budget",
+        R("--plans", "full:100%,msm:5%/lots")),
+    CMP(2, "item 2 disk: '' is not a budget",
+        R("--plans", "full:100%,msm:5%/")),
+    CMP(2, "item 2 disk: '200' is not a budget",
+        R("--plans", "full:100%,msm:5%/200")),
+    CMP(2, "item 2 disk: 'inf/2' is not a budget",
+        R("--plans", "full:100%,msm:5%/inf/2")),
+    CMP(2, "item 2 disk: '\\x1b[2J' is not a budget",
+        R("--plans", "full:100%,msm:5%/\x1b[2J")),
+    CMP(2, "strategy chen has no two-level planner",
+        R("--plans", "full:100%,chen:5%/inf")),
+    CMP(2, "--write-cost applies to two-level plans", R("--write-cost", "2")),
+    CMP(2, "--read-cost applies to two-level plans",
+        R("--plans", "full:100%,msm:5%", "--read-cost", "0.5")),
+    CMP(2, "--read-cost: 'x' is not a cost",
+        R("--plans", "full:100%,msm:5%/inf", "--read-cost", "x")),
+    CMP(2, "--write-cost: '-1' is not a cost",
+        R("--plans", "full:100%,msm:5%/inf", "--write-cost", "-1")),
+    CMP(3, "infeasible for the two-level msm planner",
+        R("--plans", "full:100%,msm:1B/inf")),
 
     /* ---- bptt calibrate (small sizes: a slip would still end soon) ---- */
     CAL(2, "does not exist", "--disk-dir", "nope"),
@@ -2032,6 +2054,71 @@ START_TEST(test_compare_outputs)
     ck_assert_ptr_nonnull(strstr(r.out, "coverage 75.00%"));
     ck_assert_ptr_nonnull(strstr(r.out, "too few rounds for 95%"));
     remove_scratch(dir);
+}
+END_TEST
+
+/* The integer after "key": in line (up to its newline), or -1. */
+static long long field_int(const char *line, const char *key)
+{
+    const char *end = strchr(line, '\n');
+    const char *at = strstr(line, key);
+    if (!at || (end && at > end))
+        return -1;
+    return strtoll(at + strlen(key), NULL, 10);
+}
+
+/* Two-level plans side by side: full, msm one-level and msm two-level
+ * (STRATEGY:BUDGET/DISK) on a small LSTM; every plan's gradients are the
+ * reference's (bptt_compare_run compares them byte for byte after every
+ * iteration), the two-level plan wrote to and read from its slow level,
+ * the one-level ones did not, and each has its predicted cost (forward
+ * ops + WD x W + RD x R; one level: its forward ops).  Text: the row of
+ * the two-level plan names its disk. */
+START_TEST(test_compare_twolevel)
+{
+    static result r;
+    run(&r, (const char *[]){"compare", "--cell", "lstm", "--hidden", "16",
+                             "--batch", "2", "--length", "40", "--rounds",
+                             "2", "--plans",
+                             "full:100%,msm:5%,msm:5%/inf", "--write-cost",
+                             "0.5", "--read-cost", "0.25", "--format",
+                             "json", NULL});
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_int_eq(count_lines(r.out), 3);
+    const char *line = r.out;
+    for (int p = 0; p < 3; p++) {
+        ck_assert_msg(field_int(line, "\"gradients_identical\":") == 1,
+                      "plan %d: %s", p, line);
+        const long long w = field_int(line, "\"slow_writes\":");
+        const long long rd = field_int(line, "\"slow_reads\":");
+        const long long bw = field_int(line, "\"slow_bytes_written\":");
+        const long long f = field_int(line, "\"forward_ops\":");
+        ck_assert_msg(strstr(line, "\"write_cost\":0.5,\"read_cost\":0.25"),
+                      "plan %d: %s", p, line);
+        if (p < 2) {
+            ck_assert_msg(w == 0 && rd == 0 && bw == 0, "plan %d: %s", p,
+                          line);
+            ck_assert_msg(strstr(line, "\"disk_given\":\"\""), "%s", line);
+            char want[64];
+            snprintf(want, sizeof want, "\"predicted_cost\":%lld,", f);
+            ck_assert_msg(strstr(line, want), "plan %d: %s", p, line);
+        } else {
+            ck_assert_msg(w > 0 && rd > 0 && bw > 0, "%s", line);
+            ck_assert_msg(strstr(line, "\"disk_given\":\"inf\""), "%s", line);
+            ck_assert_msg(strstr(line, "\"slow_seconds\":"), "%s", line);
+            ck_assert_msg(!strstr(line, "\"predicted_cost\":null"), "%s",
+                          line);
+        }
+        line = strchr(line, '\n') + 1;
+    }
+    run(&r, (const char *[]){"compare", "--cell", "lstm", "--hidden", "16",
+                             "--batch", "2", "--length", "40", "--rounds",
+                             "2", "--plans",
+                             "full:100%,hsm:10slots/20slots", NULL});
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\nhsm        10slots/20slots "));
+    ck_assert_ptr_nonnull(strstr(r.out, "pred_cost"));
+    ck_assert_ptr_null(strstr(r.out, " NO"));
 }
 END_TEST
 
@@ -3383,6 +3470,7 @@ static Suite *cli_suite(void)
     tcase_add_test(tc, test_run_measurements);
     tcase_add_test(tc, test_run_memory_trace);
     tcase_add_test(tc, test_compare_outputs);
+    tcase_add_test(tc, test_compare_twolevel);
     tcase_add_test(tc, test_calibrate);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

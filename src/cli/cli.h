@@ -51,6 +51,13 @@ int cli_budget(const char *cmd, const char *opt, const char *text,
                const bptt_budget_sizes *z, int flags,
                bptt_budget_resolved *r);
 
+/* A two-level plan's write or read cost (twolevel.h: forward ops a hidden
+ * state), a decimal number from 0 to BPTT_SLOW_COST_MAX ("2", "0.5",
+ * "1e-3"): 0 with *out, or the error for option opt and EXIT_USAGE.  One
+ * parser for `plan --disk` and `compare`. */
+int cli_parse_cost(const char *cmd, const char *opt, const char *text,
+                   double *out);
+
 /* A subcommand's usage text onto f, with "@STRATEGIES@", "@CELLS@",
  * "@ONLINE@" and "@TWOLEVEL@" replaced by the library's lists ("full,
  * chen, ... or msm-paper"; the online planner's and the two-level

@@ -10,7 +10,16 @@
  * `bptt run` does); the model options are `bptt run`'s, parsed by the
  * same code (run_model_option, src/cli/run_args.c); the session has no
  * optimizer, so every iteration sees the same parameters and batch.
- * Nothing is written on stdout unless the whole comparison succeeded. */
+ * Nothing is written on stdout unless the whole comparison succeeded.
+ *
+ * Two-level plans (twolevel.h): an item STRATEGY:BUDGET/DISK (the slash
+ * is in no budget's grammar, budget.h) is planned by the two-level
+ * planner with a slow level of DISK ("inf": no bound) and the costs of
+ * --write-cost and --read-cost, in the units of the model's state bytes
+ * (as `bptt plan --disk --cell` has them), and run with its slow level
+ * in a temporary file, as every executor runs one.  Every plan's record
+ * has its slow level's traffic and its predicted cost
+ * (bptt_twolevel_stats_cost: one level, its forward ops). */
 #define _POSIX_C_SOURCE 200809L
 #include <getopt.h>
 #include <inttypes.h>
@@ -23,6 +32,7 @@
 #endif
 
 #include "bptt.h"
+#include "twolevel.h"
 #include "cli.h"
 #include "compare.h"
 #include "io/comparerec.h"
@@ -44,8 +54,11 @@ typedef struct {
     enum output_format format;
     size_t n;
     char *buf; /* a copy of --plans, cut into its items */
+    double write_cost, read_cost; /* forward ops a hidden state */
+    const char *cost_given; /* the first of --write-cost, --read-cost */
     const bptt_strategy *strategy[MAX_PLANS];
     const char *memory[MAX_PLANS];
+    const char *disk[MAX_PLANS]; /* "inf" of "msm:2%/inf"; "": one level */
     const char *item[MAX_PLANS]; /* "msm:5%" as given, in --plans */
     int item_len[MAX_PLANS];
 } compare_args;
@@ -57,6 +70,7 @@ static void usage(FILE *f)
         "                    [--warmup W] [--cell C] [--layers L] [--input X]\n"
         "                    [--hidden H] [--batch B] [--seed S] [--threads K]\n"
         "                    [--task copy|adding|text:FILE]\n"
+        "                    [--write-cost WD] [--read-cost RD]\n"
         "                    [--format text|json|csv] [--help]\n"
         "\n"
         "Times plans against a reference inside one process: in each round\n"
@@ -74,6 +88,15 @@ static void usage(FILE *f)
         "                  as bptt run --memory takes them (64MiB, 5%,\n"
         "                  200slots); at most 16 items; strategies:\n"
         "                  @STRATEGIES@\n"
+        "                  STRATEGY:BUDGET/DISK is a two-level plan (@TWOLEVEL@)\n"
+        "                  with a slow level of DISK beside the budget, as\n"
+        "                  budgets are written, or inf (no bound): msm:2%/inf,\n"
+        "                  hsm:10slots/20slots; it runs with the slow level\n"
+        "                  in a temporary file (as bptt plan --disk plans it)\n"
+        "  --write-cost WD forward ops a hidden state's write to the slow\n"
+        "                  level costs the two-level planner, 0..@COSTMAX@\n"
+        "                  (default 1); needs a two-level item\n"
+        "  --read-cost RD  the same for a read (default 1)\n"
         "  --rounds R      measured rounds, 1..100000 (default 20: an even\n"
         "                  count runs each order of a pair equally often)\n"
         "  --warmup W      rounds run first and discarded, 0..100000\n"
@@ -91,6 +114,10 @@ static void usage(FILE *f)
         "                  line) or csv (a # meta line, a header, a row per\n"
         "                  plan)\n"
         "\n"
+        "Every plan also reports its slow level's states and bytes written\n"
+        "and read and their seconds (zeros for one level) and pred_cost,\n"
+        "forward ops + WD x states written + RD x states read (in hidden\n"
+        "states' worth), next to its measured seconds.\n"
         "RSS is per process, not per plan, so it is not reported per plan.\n"
         "\n"
         "exit status: 0 ok, 2 bad input, 3 a budget below its strategy's\n"
@@ -98,7 +125,35 @@ static void usage(FILE *f)
         "running\n");
 }
 
-/* --plans into a->strategy, memory, item: 0 or the error and EXIT_USAGE.
+/* The disk part of item i (1-based; a->n its index) checked: a two-level
+ * strategy, and "inf" or a budget's form.  0, or the error and
+ * EXIT_USAGE. */
+static int disk_form(const compare_args *a, size_t i)
+{
+    const size_t k = a->n;
+    if (!cli_twolevel_takes(a->strategy[k]->name)) {
+        char names[128];
+        cli_twolevel_strategy_names(names, sizeof names, " or ");
+        return cli_error(EXIT_USAGE, CMD, "--plans item %zu (%.*s): strategy "
+                         "%s has no two-level planner (give %s, e.g. "
+                         "msm:2%%/inf)", i, a->item_len[k], a->item[k],
+                         a->strategy[k]->name, names);
+    }
+    if (strcmp(a->disk[k], "inf") == 0)
+        return 0;
+    char opt[48];
+    snprintf(opt, sizeof opt, "--plans item %zu disk", i);
+    const bptt_budget_sizes one = {1, 1, 1, 1}; /* the form alone */
+    bptt_budget_resolved r;
+    char why[512];
+    if (bptt_budget_resolve(a->disk[k], &one, BPTT_BUDGET_UNIT_REQUIRED, &r,
+                            why, sizeof why) == BPTT_OK)
+        return 0;
+    return cli_error(EXIT_USAGE, CMD, "%s: %s; or give inf, no bound", opt,
+                     why);
+}
+
+/* --plans into a->strategy, memory, disk, item: 0 or the error and EXIT_USAGE.
  * Budgets are checked as budgets here; in bytes once the sizes are
  * known. */
 static int parse_plans(compare_args *a)
@@ -134,10 +189,18 @@ static int parse_plans(compare_args *a)
             return cli_unknown_strategy(CMD, opt, p);
         }
         a->memory[a->n] = colon + 1;
+        char *slash = strchr(colon + 1, '/');
+        a->disk[a->n] = "";
+        if (slash) {
+            *slash = '\0';
+            a->disk[a->n] = slash + 1;
+        }
         char opt[40];
         snprintf(opt, sizeof opt, "--plans item %zu", i);
-        const int v = run_budget_form(CMD, opt, colon + 1);
+        int v = run_budget_form(CMD, opt, colon + 1);
         if (v != 0)
+            return v;
+        if (slash && (v = disk_form(a, i)) != 0)
             return v;
         a->n++;
         if (!comma)
@@ -154,6 +217,8 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
         {"rounds", required_argument, NULL, 'r'},
         {"warmup", required_argument, NULL, 'w'},
         {"format", required_argument, NULL, 'f'},
+        {"write-cost", required_argument, NULL, 'W'},
+        {"read-cost", required_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *seen[CLI_MAX_OPTIONS] = {NULL};
@@ -161,6 +226,7 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
     a->plans = "full:100%,msm:5%";
     a->rounds = 20;
     a->warmup = 1;
+    a->write_cost = a->read_cost = 1;
     a->format = FORMAT_TEXT;
     *help = 0;
     opterr = 0;
@@ -187,6 +253,15 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
         case 'f':
             rc = cli_parse_format(CMD, optarg, &a->format);
             break;
+        case 'W':
+        case 'R': {
+            const char *opt = c == 'W' ? "--write-cost" : "--read-cost";
+            if (!a->cost_given)
+                a->cost_given = opt;
+            rc = cli_parse_cost(CMD, opt, optarg,
+                                c == 'W' ? &a->write_cost : &a->read_cost);
+            break;
+        }
         case 'h':
             *help = 1;
             return 0;
@@ -198,15 +273,88 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
         return rc;
     if ((rc = cli_length_given(CMD, a->m.length)) != 0)
         return rc;
-    return parse_plans(a);
+    if ((rc = parse_plans(a)) != 0)
+        return rc;
+    int two = 0;
+    for (size_t p = 0; p < a->n; p++)
+        two |= *a->disk[p] != '\0';
+    if (a->cost_given && !two)
+        return cli_error(EXIT_USAGE, CMD, "%s applies to two-level plans (give "
+                         "an item strategy:budget/disk in --plans, e.g. "
+                         "msm:2%%/inf)", a->cost_given);
+    return 0;
 }
 
 /* ---- the command ---------------------------------------------------------- */
 
+/* The two-level plan of item p at fast budget m units and slow level
+ * *slow, in units u, validated into *plan and *vs, its actions' bytes
+ * added to *bytes: 0, or the error and its exit code. */
+static int make_twolevel(const compare_args *a, size_t p, const bptt_units *u,
+                         int64_t m, const bptt_slow_level *slow,
+                         bptt_plan **plan, bptt_plan_stats *vs, double *bytes)
+{
+    const size_t T = (size_t)a->m.length;
+    const char *name = a->strategy[p]->name;
+    const int len = a->item_len[p];
+    const char *item = a->item[p];
+    bptt_twolevel *tl = NULL;
+    int rc = bptt_twolevel_alloc(&tl, name, T, u->hidden_units,
+                                 u->internal_units, m, slow);
+    if (rc == BPTT_EINFEASIBLE)
+        return cli_error(EXIT_INFEASIBLE, CMD, "--plans item %zu (%.*s): "
+                         "budget %" PRId64 " bytes is infeasible for the "
+                         "two-level %s planner at length %zu; the smallest "
+                         "feasible budget is %" PRId64 " bytes (h(0) is kept "
+                         "in the budget)", p + 1, len, item,
+                         m * u->quantum, name, T,
+                         u->hidden_units * u->quantum);
+    if (rc == BPTT_ETOOBIG) {
+        char b[32];
+        const size_t need = bptt_twolevel_bytes_needed(
+            name, T, u->hidden_units, u->internal_units, m, slow);
+        return cli_error(EXIT_USAGE, CMD, "--plans item %zu (%.*s): the "
+                         "two-level %s table for length %zu would hold %s, "
+                         "more than half of this machine's memory; use a "
+                         "smaller length, budget or disk", p + 1, len, item,
+                         name, T,
+                         need == SIZE_MAX || need == 0
+                             ? "more than a size_t counts"
+                             : bptt_bytes_text(b, sizeof b, (double)need));
+    }
+    if (rc != BPTT_OK)
+        return rc == BPTT_ENOMEM
+                   ? cli_error(1, CMD, "out of memory")
+                   : cli_error(1, CMD, "planning %.*s failed: %s", len, item,
+                               bptt_strerror(rc));
+    const int64_t n = bptt_twolevel_plan_actions(tl);
+    double half;
+    const double need = (double)n * sizeof(bptt_action);
+    if (n < 0 || bptt_memory_fits(need, 2, &half) != BPTT_OK) {
+        bptt_twolevel_free(tl);
+        if (n < 0)
+            return cli_error(1, CMD, "out of memory");
+        return cli_error(EXIT_USAGE, CMD, "--plans item %zu (%.*s): its "
+                         "plan has %" PRId64 " actions, more than half of "
+                         "this machine's memory holds; use a smaller length "
+                         "or a larger budget or disk", p + 1, len, item, n);
+    }
+    rc = bptt_twolevel_plan(tl, plan);
+    bptt_twolevel_free(tl);
+    if (rc == BPTT_OK)
+        rc = bptt_plan_validate(*plan, vs);
+    if (rc != BPTT_OK) /* the planner's plans are valid: out of memory */
+        return cli_error(1, CMD, "planning %.*s failed: %s", len, item,
+                         bptt_strerror(rc));
+    *bytes += need;
+    return 0;
+}
+
 /* The plans, every one checked: 0, or the error and its exit code. */
 static int make_plans(const compare_args *a, const bptt_session_sizes *z,
                       int threads, const int64_t *budget_bytes,
-                      bptt_plan **plans, double *plan_bytes)
+                      const int64_t *disk, bptt_plan **plans,
+                      double *plan_bytes, double *cost)
 {
     const size_t T = (size_t)a->m.length;
     const double hb = z->hidden_bytes, sb = z->internal_bytes;
@@ -219,6 +367,16 @@ static int make_plans(const compare_args *a, const bptt_session_sizes *z,
         bptt_plan_stats ps;
         int64_t min_bytes;
         const char *name = a->strategy[p]->name;
+        const bptt_slow_level slow = {disk[p], a->write_cost, a->read_cost};
+        if (*a->disk[p]) {
+            const int r2 = make_twolevel(a, p, &u, budget_bytes[p] /
+                                         u.quantum, &slow, &plans[p], &ps,
+                                         plan_bytes);
+            if (r2)
+                return r2;
+            cost[p] = bptt_twolevel_stats_cost(&ps, u.hidden_units, &slow);
+            continue;
+        }
         const int rc = bptt_plan_make(name, T, (int64_t)hb, (int64_t)sb,
                                       budget_bytes[p], &topts, &plans[p], &ps,
                                       &min_bytes);
@@ -246,6 +404,7 @@ static int make_plans(const compare_args *a, const bptt_session_sizes *z,
             return cli_error(1, CMD, "planning %.*s failed: %s",
                              a->item_len[p], a->item[p], bptt_strerror(rc));
         *plan_bytes += bptt_plan_bytes_bound(T, ps.forward_ops);
+        cost[p] = bptt_twolevel_stats_cost(&ps, u.hidden_units, &slow);
     }
     return 0;
 }
@@ -256,7 +415,8 @@ static int compare(compare_args *a)
     int rc = run_preflight_sizes(CMD, &a->m, &z);
     if (rc)
         return rc;
-    int64_t budget_bytes[MAX_PLANS];
+    int64_t budget_bytes[MAX_PLANS], disk[MAX_PLANS];
+    double cost[MAX_PLANS];
     double held = 0; /* the most checkpoint bytes any plan may hold */
     for (size_t p = 0; p < a->n; p++) {
         char opt[40];
@@ -267,6 +427,16 @@ static int compare(compare_args *a)
             return rc;
         budget_bytes[p] = r.bytes;
         held = fmax(held, (double)r.held_bytes);
+        disk[p] = 0;
+        if (strcmp(a->disk[p], "inf") == 0)
+            disk[p] = BPTT_SLOW_UNLIMITED;
+        else if (*a->disk[p]) {
+            snprintf(opt, sizeof opt, "--plans item %zu disk", p + 1);
+            if ((rc = run_budget(CMD, opt, a->disk[p], (size_t)a->m.length,
+                                 &z, &r)) != 0)
+                return rc;
+            disk[p] = r.units;
+        }
     }
     if ((rc = run_fits(CMD, "with its largest budget this comparison "
                        "would hold up to", z.fixed_bytes + held,
@@ -280,7 +450,8 @@ static int compare(compare_args *a)
     bptt_mem *mem = NULL;
     bptt_session *s = NULL;
     double plan_bytes = 0;
-    rc = make_plans(a, &z, threads, budget_bytes, plans, &plan_bytes);
+    rc = make_plans(a, &z, threads, budget_bytes, disk, plans, &plan_bytes,
+                    cost);
     if (rc)
         goto out;
     if ((rc = run_fits(CMD, "with its plans this comparison would hold up "
@@ -319,7 +490,9 @@ static int compare(compare_args *a)
         names[p] = a->strategy[p]->name;
     const bptt_compare_report o = {
         .n = a->n, .strategy = names, .memory = a->memory,
-        .budget_bytes = budget_bytes, .res = res, .warmup = a->warmup,
+        .budget_bytes = budget_bytes, .disk = a->disk,
+        .predicted_cost = cost, .write_cost = a->write_cost,
+        .read_cost = a->read_cost, .res = res, .warmup = a->warmup,
         .full_checkpoint_bytes = z.full_checkpoint_bytes,
         .cell = a->m.cell->name, .task = a->m.task, .layers = a->m.layers,
         .input = (int64_t)bptt_session_input(s), .hidden = a->m.hidden,

@@ -184,24 +184,6 @@ static int budget_units(const plan_args *a, const char *opt,
                      a->disk_text == text ? "; or give inf, no bound" : "");
 }
 
-/* A write or read cost: forward ops a hidden state, a number from 0 to
- * BPTT_SLOW_COST_MAX (twolevel.h), decimal ("2", "0.5", "1e-3"). */
-static int parse_cost(const char *opt, const char *text, double *out)
-{
-    const char *why = bptt_number_trouble(text);
-    if (why && strcmp(why, "exponents are not read") == 0)
-        why = NULL; /* "1e-3" is read here */
-    double v = 0;
-    if (bptt_parse_real(text, &v) != 0 || !(v >= 0) ||
-        !(v <= BPTT_SLOW_COST_MAX))
-        return cli_error(EXIT_USAGE, CMD, "%s: '%s' is not a cost (give a "
-                         "number of forward ops a hidden state from 0 to "
-                         "%.0f, e.g. 2 or 0.5)%s%s", opt, text,
-                         BPTT_SLOW_COST_MAX, why ? ": " : "", why ? why : "");
-    *out = v;
-    return 0;
-}
-
 /* What --disk, --write-cost and --read-cost ask, checked against the
  * rest: 0, or the error and EXIT_USAGE. */
 static int disk_args(const plan_args *a)
@@ -427,8 +409,10 @@ int plan_parse_args(int argc, char **argv, plan_args *a, int *help)
             a->cost_given = a->cost_given ? a->cost_given
                             : c == 'W'    ? "--write-cost"
                                           : "--read-cost";
-            rc = parse_cost(c == 'W' ? "--write-cost" : "--read-cost", optarg,
-                            c == 'W' ? &a->write_cost : &a->read_cost);
+            rc = cli_parse_cost(CMD,
+                                c == 'W' ? "--write-cost" : "--read-cost",
+                                optarg,
+                                c == 'W' ? &a->write_cost : &a->read_cost);
             break;
         case 'h':
             *help = 1;

@@ -395,3 +395,20 @@ int run_fits(const char *cmd, const char *what, double need,
                      what, bptt_bytes_text(n, sizeof n, need),
                      bptt_bytes_text(h, sizeof h, have), advice);
 }
+
+int cli_parse_cost(const char *cmd, const char *opt, const char *text,
+                   double *out)
+{
+    const char *why = bptt_number_trouble(text);
+    if (why && strcmp(why, "exponents are not read") == 0)
+        why = NULL; /* "1e-3" is read here */
+    double v = 0;
+    if (bptt_parse_real(text, &v) != 0 || !(v >= 0) ||
+        !(v <= BPTT_SLOW_COST_MAX))
+        return cli_error(EXIT_USAGE, cmd, "%s: '%s' is not a cost (give a "
+                         "number of forward ops a hidden state from 0 to "
+                         "%.0f, e.g. 2 or 0.5)%s%s", opt, text,
+                         BPTT_SLOW_COST_MAX, why ? ": " : "", why ? why : "");
+    *out = v;
+    return 0;
+}

@@ -18,10 +18,19 @@ void bptt_compare_fields(const bptt_compare_report *c, size_t p,
     FS("strategy", c->strategy[p]);
     FS("memory_given", c->memory[p]);
     FI("memory_budget_bytes", c->budget_bytes[p]);
+    FS("disk_given", c->disk[p]);
+    FD("write_cost", c->write_cost);
+    FD("read_cost", c->read_cost);
     FI("forward_ops", r->ex.forward_ops);
     FI("recompute_ops", r->ex.recompute_ops);
     FI("checkpoint_peak_bytes", r->checkpoint_peak_bytes);
     FI("total_tracked_peak_bytes", r->total_tracked_peak_bytes);
+    FI("slow_writes", r->ex.slow_writes);
+    FI("slow_reads", r->ex.slow_reads);
+    FI("slow_bytes_written", r->ex.slow_bytes_written);
+    FI("slow_bytes_read", r->ex.slow_bytes_read);
+    FD("slow_seconds", r->ex.slow_seconds);
+    FD("predicted_cost", c->predicted_cost[p]);
     FD("seconds_median", r->seconds_median);
     FD("seconds_min", r->seconds_min);
     FD("ratio_median", r->ratio_median);
@@ -59,21 +68,30 @@ static void write_text(const bptt_compare_report *c, bptt_strbuf *b)
                        " discarded, each plan's iteration next to one "
                        "of the reference's, in one process\n",
                        c->strategy[0], c->memory[0], r0->rounds, c->warmup);
-    bptt_strbuf_printf(b, "%-10s %-10s %12s %14s %12s %12s %9s %20s %9s "
-                       "%9s\n", "strategy", "memory", "forward_ops",
-                       "ckpt_peak_B", "s_median", "s_min", "ratio",
-                       "ratio_interval", "predicted", "identical");
+    bptt_strbuf_printf(b, "%-10s %-16s %12s %14s %12s %12s %12s %9s "
+                       "%20s %9s %9s %9s %9s %12s %12s %10s\n", "strategy",
+                       "memory", "forward_ops", "ckpt_peak_B", "pred_cost",
+                       "s_median", "s_min", "ratio", "ratio_interval",
+                       "predicted", "identical", "slow_w", "slow_r",
+                       "slow_B_w", "slow_B_r", "slow_s");
     for (size_t p = 0; p < c->n; p++) {
         const bptt_compare_result *r = &c->res[p];
-        char iv[48];
+        char iv[48], mem[256];
         snprintf(iv, sizeof iv, "[%.4f, %.4f]", r->ratio_lo, r->ratio_hi);
-        bptt_strbuf_printf(b, "%-10s %-10s %12" PRId64 " %14zu %12.6g "
-                           "%12.6g %9.4f %20s %9.4f %9s\n",
-                           c->strategy[p], c->memory[p], r->ex.forward_ops,
-                           r->checkpoint_peak_bytes, r->seconds_median,
-                           r->seconds_min, r->ratio_median, iv,
-                           r->predicted_ratio,
-                           r->gradients_identical ? "yes" : "NO");
+        snprintf(mem, sizeof mem, "%s%s%s", c->memory[p],
+                 *c->disk[p] ? "/" : "", c->disk[p]);
+        bptt_strbuf_printf(b, "%-10s %-16s %12" PRId64 " %14zu %12.6g "
+                           "%12.6g %12.6g %9.4f %20s %9.4f %9s %9" PRId64
+                           " %9" PRId64 " %12" PRIu64 " %12" PRIu64
+                           " %10.4g\n",
+                           c->strategy[p], mem, r->ex.forward_ops,
+                           r->checkpoint_peak_bytes, c->predicted_cost[p],
+                           r->seconds_median, r->seconds_min,
+                           r->ratio_median, iv, r->predicted_ratio,
+                           r->gradients_identical ? "yes" : "NO",
+                           r->ex.slow_writes, r->ex.slow_reads,
+                           r->ex.slow_bytes_written, r->ex.slow_bytes_read,
+                           r->ex.slow_seconds);
     }
     bptt_strbuf_printf(b, "interval: ratios of rank %zu and %zu of %zu, "
                        "coverage %.2f%% (distribution-free, binomial(%zu, "
@@ -86,8 +104,11 @@ static void write_text(const bptt_compare_report *c, bptt_strbuf *b)
     bptt_strbuf_printf(b, "the reference's ratio is against itself "
                        "(neighbouring iterations of one plan: the "
                        "noise); predicted: the plan's forward ops at the "
-                       "reference's measured forward step (%.6g s)\n"
-                       "%s\n", r0->forward_step_median,
+                       "reference's measured forward step (%.6g s); pred_cost: "
+                       "forward ops + %.6g x hidden states written + %.6g x "
+                       "read (slow_*: the slow level of a two-level plan)\n"
+                       "%s\n", r0->forward_step_median, c->write_cost,
+                       c->read_cost,
                        BPTT_COMPARE_RSS_NOTE);
 }
 

@@ -1,7 +1,8 @@
 /* comparerec.h: the records of a comparison (compare.h): one per plan,
  * with its counts, measured bytes, seconds, ratio to the reference and
- * its interval, whether its gradients were the reference's, and the
- * model it ran; as text (a table and the interval's note), JSON (one
+ * its interval, whether its gradients were the reference's, its slow
+ * level's traffic (a two-level plan, twolevel.h; zeros for one level)
+ * and its predicted cost in forward ops, and the model it ran; as text (a table and the interval's note), JSON (one
  * object a plan and line) or csv (a # meta line, a header, a row a plan).
  *
  * Promises: strings (strategies, budgets as given, cell, task) are held
@@ -31,6 +32,13 @@ typedef struct {
     const char *const *strategy;    /* [n] the strategies' names */
     const char *const *memory;      /* [n] the budgets as given */
     const int64_t *budget_bytes;    /* [n] the budgets in bytes */
+    const char *const *disk;        /* [n] the slow level as given ("inf",
+                                       "20slots"), "" for a one-level plan */
+    const double *predicted_cost;   /* [n] bptt_twolevel_stats_cost of the
+                                       plan: forward ops + write_cost x W +
+                                       read_cost x R (one level: its
+                                       forward ops) */
+    double write_cost, read_cost;   /* forward ops a hidden state */
     const bptt_compare_result *res; /* [n] */
     int64_t warmup;                 /* rounds run first and discarded */
     double full_checkpoint_bytes;   /* full BPTT's, for these sizes */

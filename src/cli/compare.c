@@ -303,11 +303,11 @@ static int make_twolevel(const compare_args *a, size_t p, const bptt_units *u,
                                  u->internal_units, m, slow);
     if (rc == BPTT_EINFEASIBLE)
         return cli_error(EXIT_INFEASIBLE, CMD, "--plans item %zu (%.*s): "
-                         "budget %" PRId64 " bytes is infeasible for the "
-                         "two-level %s planner at length %zu; the smallest "
-                         "feasible budget is %" PRId64 " bytes (h(0) is kept "
-                         "in the budget)", p + 1, len, item,
-                         m * u->quantum, name, T,
+                         "budget %s (%" PRId64 " units of %" PRId64 " bytes) "
+                         "is infeasible for the two-level %s planner at "
+                         "length %zu; the smallest feasible budget is %"
+                         PRId64 " bytes (h(0) is kept in the budget)", p + 1,
+                         len, item, a->memory[p], m, u->quantum, name, T,
                          u->hidden_units * u->quantum);
     if (rc == BPTT_ETOOBIG) {
         char b[32];

@@ -302,10 +302,7 @@ static void fill_length(bptt_twolevel *tl, size_t n)
                     consider(add(tl->wh, add(dhb, tl->rs)), OPT_TO_DH, 0,
                              &b[TK_DS], &c[TK_DS]);
                     if (mi >= tl->s) {
-                        const int64_t d2 = unlimited(tl) ? 0
-                                           : di + tl->s < tl->nd
-                                               ? di + tl->s
-                                               : tl->nd - 1;
+                        const int64_t d2 = dadd(tl, di, tl->s);
                         consider(get(tl, TK_S, mi - tl->s, d2, n), OPT_TO_S,
                                  0, &b[TK_DS], &c[TK_DS]);
                     }

@@ -77,6 +77,15 @@ static inline int64_t get(const bptt_twolevel *tl, int k, int64_t mi, int64_t di
 static inline int owns_fast(int k) { return k == TK_H; }
 static inline int owns_slow(int k) { return k == TK_DH; }
 
+/* The slow column after u units come back to column di (the table's
+ * widest at most). */
+static inline int64_t dadd(const bptt_twolevel *tl, int64_t di, int64_t u)
+{
+    if (unlimited(tl))
+        return 0;
+    return di + u < tl->nd ? di + u : tl->nd - 1;
+}
+
 /* A slow budget of at least this many units never binds (twolevel.c). */
 int64_t twolevel_slow_cap(size_t t, int64_t h, int64_t s);
 

@@ -171,9 +171,7 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
                                         x.di);
     }
     case OPT_TO_S: {
-        const int64_t d2 = unlimited(tl)            ? 0
-                           : x.di + s < tl->nd ? x.di + s
-                                                    : tl->nd - 1;
+        const int64_t d2 = dadd(tl, x.di, s);
         rc = bptt_plan_push(p, BPTT_SAVE_INTERNAL, a);
         if (rc == BPTT_OK)
             rc = bptt_plan_push(p, BPTT_DROP_INTERNAL, a);

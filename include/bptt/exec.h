@@ -68,6 +68,20 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *model,
                            const bptt_batch *batch, bptt_mem *mem,
                            bptt_exec_stats *stats, bptt_exec_point *points);
 
+/* Where a run keeps what is not in memory. */
+typedef struct {
+    /* the folder of a two-level plan's slow level (steps.h: slow_dir;
+     * NULL: a temporary folder made for the run and removed) */
+    const char *slow_dir;
+} bptt_exec_options;
+
+/* bptt_exec_run_recorded with options (NULL: as bptt_exec_run_recorded,
+ * every option its default). */
+int bptt_exec_run_options(const bptt_plan *plan, bptt_model *model,
+                          const bptt_batch *batch, bptt_mem *mem,
+                          const bptt_exec_options *opt,
+                          bptt_exec_stats *stats, bptt_exec_point *points);
+
 /* One training iteration's gradients on a sequence whose length is known
  * only when it ends, planned online by o (online.h: "hsm" or "msm", made
  * for the model's state bytes, fresh) and run by bptt_steps_run_online,

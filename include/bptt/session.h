@@ -46,6 +46,10 @@ typedef struct {
                               before the latest update (a gradient dump
                               shows the parameters its gradients are of;
                               counted in fixed_bytes, not tracked by mem) */
+    const char *slow_dir;  /* the folder of a two-level plan's slow level
+                              (exec.h: bptt_exec_options; NULL: a temporary
+                              folder made for each iteration and removed);
+                              not copied: it must outlive the session */
 } bptt_session_spec;
 
 /* What a session holds, in bytes, known before anything is allocated.
@@ -107,8 +111,9 @@ typedef struct {
  * filled, then the loss and the gradients checked.  BPTT_OK;
  * BPTT_ENONFINITE with *fault filled; or bptt_exec_run's error.  Only this
  * half runs the plan, so a caller may time it alone.  A two-level plan
- * (twolevel.h) runs as bptt_exec_run runs it, its slow level in a
- * temporary folder made for the iteration and removed; its tables take
+ * (twolevel.h) runs as bptt_exec_run runs it, its slow level in the
+ * spec's slow_dir (or a temporary folder made for the iteration and
+ * removed); its tables take
  * 48 (t + 1) working bytes beyond fixed_bytes. */
 int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
                            bptt_exec_stats *stats, bptt_session_fault *fault);

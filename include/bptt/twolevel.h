@@ -106,6 +106,30 @@ int64_t bptt_twolevel_plan_actions(const bptt_twolevel *tl);
 double bptt_twolevel_stats_cost(const bptt_plan_stats *st, int64_t h,
                                 const bptt_slow_level *slow);
 
+/* ---- one call: sizes in, a checked plan out --------------------------- */
+
+/* The optimal two-level plan of strategy ("hsm" or "msm") for t steps
+ * whose hidden and internal states take hidden_bytes and internal_bytes,
+ * under budget_bytes of fast memory (h(0) counted) and a slow level of
+ * slow->budget BYTES (0: none; BPTT_SLOW_UNLIMITED: no bound) with its
+ * costs, as bptt_plan_make (bptt.h) makes one-level plans: both budgets
+ * are taken in whole units of bptt_units_from_bytes's quantum, the table
+ * built, the plan made and validated.  On BPTT_OK *out holds the plan (in
+ * those units: its budget and slow_budget; free it with bptt_plan_free)
+ * and *stats the validator's counts, peak_bytes set (the slow level's
+ * peak in bytes is slow_peak_units times the quantum).
+ * BPTT_EINFEASIBLE: the fast budget holds no hidden state, and
+ * *min_budget_bytes (may be NULL) says hidden_bytes.  BPTT_ETOOBIG: the
+ * table (stats->n_actions 0) or the plan beside it (stats->n_actions its
+ * actions) would take more than half of physical memory, refused before
+ * it is made.  BPTT_EUNKNOWN: a strategy the two-level planner does not
+ * plan; BPTT_EINVAL as bptt_twolevel_alloc, or for sizes as
+ * bptt_units_from_bytes; BPTT_ENOMEM. */
+int bptt_twolevel_make(const char *strategy, size_t t, int64_t hidden_bytes,
+                       int64_t internal_bytes, int64_t budget_bytes,
+                       const bptt_slow_level *slow, bptt_plan **out,
+                       bptt_plan_stats *stats, int64_t *min_budget_bytes);
+
 /* How many of the plan's actions use the slow level (write_*, read_*,
  * drop_*; plan NULL: 0).  The executors (steps.h, exec.h, session.h) run
  * such plans with the slow level in a file (steps.h: slow_dir). */

@@ -113,6 +113,16 @@ double cli_seconds(void); /* monotonic clock */
  * there". */
 const char *cli_file_kind(const char *path, int fd);
 
+/* dir, an option's folder that must exist and take new files (opt as
+ * "--disk-dir"; a link to a folder will do): 0, or the one-line refusal
+ * (empty name, not there, not a folder, not writable) and EXIT_USAGE. */
+int cli_check_folder(const char *cmd, const char *opt, const char *dir);
+
+/* A slow level's budget as written (--disk, an item's /DISK): "inf" or a
+ * budget's form (budget.h), checked before the sizes are known: 0, or the
+ * one-line error for opt and EXIT_USAGE. */
+int cli_disk_form(const char *cmd, const char *opt, const char *text);
+
 /* The plan of tb at budget m, checked by the validator: 0, with *plan (the
  * caller frees it) and *st filled; or the error printed for `cmd` and its
  * exit code.  *plan_seconds (may be NULL) gets the planning time alone. */

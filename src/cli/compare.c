@@ -71,7 +71,7 @@ static void usage(FILE *f)
         "                    [--hidden H] [--batch B] [--seed S] [--threads K]\n"
         "                    [--task copy|adding|text:FILE]\n"
         "                    [--write-cost WD] [--read-cost RD]\n"
-        "                    [--format text|json|csv] [--help]\n"
+        "                    [--disk-dir DIR] [--format text|json|csv] [--help]\n"
         "\n"
         "Times plans against a reference inside one process: in each round\n"
         "every plan's iteration runs next to one of the reference's (which of\n"
@@ -92,7 +92,12 @@ static void usage(FILE *f)
         "                  with a slow level of DISK beside the budget, as\n"
         "                  budgets are written, or inf (no bound): msm:2%/inf,\n"
         "                  hsm:10slots/20slots; it runs with the slow level\n"
-        "                  in a temporary file (as bptt plan --disk plans it)\n"
+        "                  in a file (as bptt plan --disk plans it)\n"
+        "  --disk-dir DIR  the folder of the slow level's file (an existing\n"
+        "                  one; the file is removed at once and never\n"
+        "                  outlives the run); default a temporary folder\n"
+        "                  under $TMPDIR or /tmp, removed; needs a two-level\n"
+        "                  item\n"
         "  --write-cost WD forward ops a hidden state's write to the slow\n"
         "                  level costs the two-level planner, 0..@COSTMAX@\n"
         "                  (default 1); needs a two-level item\n"
@@ -139,18 +144,9 @@ static int disk_form(const compare_args *a, size_t i)
                          "msm:2%%/inf)", i, a->item_len[k], a->item[k],
                          a->strategy[k]->name, names);
     }
-    if (strcmp(a->disk[k], "inf") == 0)
-        return 0;
     char opt[48];
     snprintf(opt, sizeof opt, "--plans item %zu disk", i);
-    const bptt_budget_sizes one = {1, 1, 1, 1}; /* the form alone */
-    bptt_budget_resolved r;
-    char why[512];
-    if (bptt_budget_resolve(a->disk[k], &one, BPTT_BUDGET_UNIT_REQUIRED, &r,
-                            why, sizeof why) == BPTT_OK)
-        return 0;
-    return cli_error(EXIT_USAGE, CMD, "%s: %s; or give inf, no bound", opt,
-                     why);
+    return cli_disk_form(CMD, opt, a->disk[k]);
 }
 
 /* --plans into a->strategy, memory, disk, item: 0 or the error and EXIT_USAGE.
@@ -219,6 +215,7 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
         {"format", required_argument, NULL, 'f'},
         {"write-cost", required_argument, NULL, 'W'},
         {"read-cost", required_argument, NULL, 'R'},
+        {"disk-dir", required_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *seen[CLI_MAX_OPTIONS] = {NULL};
@@ -262,6 +259,9 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
                                 c == 'W' ? &a->write_cost : &a->read_cost);
             break;
         }
+        case 'G':
+            a->m.disk_dir = optarg;
+            break;
         case 'h':
             *help = 1;
             return 0;
@@ -282,79 +282,22 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
         return cli_error(EXIT_USAGE, CMD, "%s applies to two-level plans (give "
                          "an item strategy:budget/disk in --plans, e.g. "
                          "msm:2%%/inf)", a->cost_given);
+    if (a->m.disk_dir && !two)
+        return cli_error(EXIT_USAGE, CMD, "--disk-dir applies to two-level "
+                         "plans (give an item strategy:budget/disk in "
+                         "--plans, e.g. msm:2%%/inf)");
+    if (a->m.disk_dir)
+        return cli_check_folder(CMD, "--disk-dir", a->m.disk_dir);
     return 0;
 }
 
 /* ---- the command ---------------------------------------------------------- */
 
-/* The two-level plan of item p at fast budget m units and slow level
- * *slow, in units u, validated into *plan and *vs, its actions' bytes
- * added to *bytes: 0, or the error and its exit code. */
-static int make_twolevel(const compare_args *a, size_t p, const bptt_units *u,
-                         int64_t m, const bptt_slow_level *slow,
-                         bptt_plan **plan, bptt_plan_stats *vs, double *bytes)
-{
-    const size_t T = (size_t)a->m.length;
-    const char *name = a->strategy[p]->name;
-    const int len = a->item_len[p];
-    const char *item = a->item[p];
-    bptt_twolevel *tl = NULL;
-    int rc = bptt_twolevel_alloc(&tl, name, T, u->hidden_units,
-                                 u->internal_units, m, slow);
-    if (rc == BPTT_EINFEASIBLE)
-        return cli_error(EXIT_INFEASIBLE, CMD, "--plans item %zu (%.*s): "
-                         "budget %s (%" PRId64 " units of %" PRId64 " bytes) "
-                         "is infeasible for the two-level %s planner at "
-                         "length %zu; the smallest feasible budget is %"
-                         PRId64 " bytes (h(0) is kept in the budget)", p + 1,
-                         len, item, a->memory[p], m, u->quantum, name, T,
-                         u->hidden_units * u->quantum);
-    if (rc == BPTT_ETOOBIG) {
-        char b[32];
-        const size_t need = bptt_twolevel_bytes_needed(
-            name, T, u->hidden_units, u->internal_units, m, slow);
-        return cli_error(EXIT_USAGE, CMD, "--plans item %zu (%.*s): the "
-                         "two-level %s table for length %zu would hold %s, "
-                         "more than half of this machine's memory; use a "
-                         "smaller length, budget or disk", p + 1, len, item,
-                         name, T,
-                         need == SIZE_MAX || need == 0
-                             ? "more than a size_t counts"
-                             : bptt_bytes_text(b, sizeof b, (double)need));
-    }
-    if (rc != BPTT_OK)
-        return rc == BPTT_ENOMEM
-                   ? cli_error(1, CMD, "out of memory")
-                   : cli_error(1, CMD, "planning %.*s failed: %s", len, item,
-                               bptt_strerror(rc));
-    const int64_t n = bptt_twolevel_plan_actions(tl);
-    double half;
-    const double need = (double)n * sizeof(bptt_action);
-    if (n < 0 || bptt_memory_fits(need, 2, &half) != BPTT_OK) {
-        bptt_twolevel_free(tl);
-        if (n < 0)
-            return cli_error(1, CMD, "out of memory");
-        return cli_error(EXIT_USAGE, CMD, "--plans item %zu (%.*s): its "
-                         "plan has %" PRId64 " actions, more than half of "
-                         "this machine's memory holds; use a smaller length "
-                         "or a larger budget or disk", p + 1, len, item, n);
-    }
-    rc = bptt_twolevel_plan(tl, plan);
-    bptt_twolevel_free(tl);
-    if (rc == BPTT_OK)
-        rc = bptt_plan_validate(*plan, vs);
-    if (rc != BPTT_OK) /* the planner's plans are valid: out of memory */
-        return cli_error(1, CMD, "planning %.*s failed: %s", len, item,
-                         bptt_strerror(rc));
-    *bytes += need;
-    return 0;
-}
-
 /* The plans, every one checked: 0, or the error and its exit code. */
 static int make_plans(const compare_args *a, const bptt_session_sizes *z,
                       int threads, const int64_t *budget_bytes,
                       const int64_t *disk, bptt_plan **plans,
-                      double *plan_bytes, double *cost)
+                      double *plan_bytes, double *cost, int64_t *slow_peak)
 {
     const size_t T = (size_t)a->m.length;
     const double hb = z->hidden_bytes, sb = z->internal_bytes;
@@ -369,12 +312,18 @@ static int make_plans(const compare_args *a, const bptt_session_sizes *z,
         const char *name = a->strategy[p]->name;
         const bptt_slow_level slow = {disk[p], a->write_cost, a->read_cost};
         if (*a->disk[p]) {
-            const int r2 = make_twolevel(a, p, &u, budget_bytes[p] /
-                                         u.quantum, &slow, &plans[p], &ps,
-                                         plan_bytes);
+            char what[160];
+            snprintf(what, sizeof what, "--plans item %zu (%.*s): ", p + 1,
+                     a->item_len[p], a->item[p]);
+            const int r2 = run_twolevel_plan(CMD, what, name, T, z,
+                                             budget_bytes[p], a->memory[p],
+                                             &slow, &plans[p], &ps,
+                                             plan_bytes);
             if (r2)
                 return r2;
             cost[p] = bptt_twolevel_stats_cost(&ps, u.hidden_units, &slow);
+            if (ps.slow_peak_units * u.quantum > *slow_peak)
+                *slow_peak = ps.slow_peak_units * u.quantum;
             continue;
         }
         const int rc = bptt_plan_make(name, T, (int64_t)hb, (int64_t)sb,
@@ -435,7 +384,7 @@ static int compare(compare_args *a)
             if ((rc = run_budget(CMD, opt, a->disk[p], (size_t)a->m.length,
                                  &z, &r)) != 0)
                 return rc;
-            disk[p] = r.units;
+            disk[p] = r.bytes;
         }
     }
     if ((rc = run_fits(CMD, "with its largest budget this comparison "
@@ -450,8 +399,11 @@ static int compare(compare_args *a)
     bptt_mem *mem = NULL;
     bptt_session *s = NULL;
     double plan_bytes = 0;
+    int64_t slow_peak = 0; /* the most any plan keeps on the slow level */
     rc = make_plans(a, &z, threads, budget_bytes, disk, plans, &plan_bytes,
-                    cost);
+                    cost, &slow_peak);
+    if (rc == 0 && slow_peak > 0)
+        rc = run_slow_room(CMD, a->m.disk_dir, slow_peak);
     if (rc)
         goto out;
     if ((rc = run_fits(CMD, "with its plans this comparison would hold up "

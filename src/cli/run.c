@@ -125,6 +125,7 @@ void run_session_spec(const run_args *a, bptt_session_spec *sp)
     sp->lr = a->lr;
     sp->seed = (unsigned long)a->seed;
     sp->keep_last_params = a->dump_dir != NULL;
+    sp->slow_dir = a->disk_dir;
 }
 
 /* The parts of what a run holds that are known before anything is
@@ -335,6 +336,7 @@ static int iterate(run_state *s, int64_t it)
     bptt_session_record(s->session, NULL);
     s->samples[it].forward = r->ex.forward_seconds;
     s->samples[it].backward = r->ex.backward_seconds;
+    s->samples[it].slow = r->ex.slow_seconds;
     if (rc == BPTT_ENONFINITE)
         return diverged(s, it, &f);
     if (rc != BPTT_OK)
@@ -526,40 +528,21 @@ static int run_with(run_args *ap, struct run_text *text)
     const double full_ckpt = z.full_checkpoint_bytes;
     bptt_units u;
     bptt_units_from_bytes(&u, (int64_t)hb, (int64_t)sb);
-    const int64_t budget_units = budget.units; /* resolved once */
     int threads;
     if ((rc = run_set_threads(CMD, a.threads, &z, (double)budget.held_bytes,
                               &threads)))
         return rc;
-    /* plan once (bptt_plan_make): an infeasible budget is refused before
-     * any table is built, a table or plan past half of memory before it
-     * is made */
     bptt_plan *plan = NULL;
     bptt_plan_stats ps;
-    int64_t min_bytes;
-    const bptt_table_options topts = {.threads = threads};
-    rc = bptt_plan_make(a.strategy->name, T, (int64_t)hb, (int64_t)sb,
-                        budget_bytes, &topts, &plan, &ps, &min_bytes);
-    if (rc == BPTT_EINFEASIBLE)
-        return cli_error(EXIT_INFEASIBLE, CMD,
-                         "budget %" PRId64 " bytes (%s) is infeasible for %s "
-                         "at length %zu; the smallest feasible budget is "
-                         "%" PRId64 " bytes (%.4g%% of full BPTT's %.0f)",
-                         budget_bytes, a.memory, a.strategy->name, T,
-                         min_bytes, 100.0 * (double)min_bytes / full_ckpt,
-                         full_ckpt);
-    if (rc == BPTT_ETOOBIG && ps.forward_ops > 0)
-        return cli_plan_cost_fits(CMD, a.strategy->name, T, budget_units,
-                                  ps.forward_ops);
-    if (rc == BPTT_ETOOBIG || rc == BPTT_ENOMEM) {
-        char said[96];
-        snprintf(said, sizeof said, "a budget of %s (%" PRId64 " bytes)",
-                 a.memory, budget_bytes);
-        return cli_table_error(CMD, rc, a.strategy, T, u.hidden_units,
-                               u.internal_units, budget_units, said);
+    bptt_slow_level slow;
+    if ((rc = run_plan(&a, &z, &budget, threads, &plan, &ps, &slow)) != 0)
+        return rc;
+    /* the slow level's file, in its folder, before any work */
+    if (a.disk && (rc = run_slow_room(CMD, a.disk_dir,
+                                      ps.slow_peak_units * u.quantum))) {
+        bptt_plan_free(plan);
+        return rc;
     }
-    if (rc != BPTT_OK)
-        return cli_error(1, CMD, "planning failed: %s", bptt_strerror(rc));
     /* the plan is held for the whole run, beside everything else */
     /* with --memory-trace, the record of one iteration's actions too */
     const double plan_bytes =
@@ -584,6 +567,15 @@ static int run_with(run_args *ap, struct run_text *text)
     r.full_bytes = (int64_t)full_ckpt;
     r.predicted_peak_bytes = ps.peak_units * u.quantum;
     r.plan_forward_ops = ps.forward_ops;
+    r.disk_given = a.disk ? a.disk : "";
+    r.slow_budget_bytes = slow.budget == BPTT_SLOW_UNLIMITED ? -1
+                                                             : slow.budget;
+    r.write_cost = a.disk ? a.write_cost : 0;
+    r.read_cost = a.disk ? a.read_cost : 0;
+    r.plan_slow_writes = ps.slow_writes;
+    r.plan_slow_reads = ps.slow_reads;
+    r.predicted_slow_peak_bytes = ps.slow_peak_units * u.quantum;
+    r.plan_cost = bptt_twolevel_stats_cost(&ps, u.hidden_units, &slow);
     r.hidden_bytes = (size_t)hb;
     r.internal_bytes = (size_t)sb;
     r.threads = threads;

@@ -10,6 +10,7 @@
 #include "cell.h"
 #include "cli.h"
 #include "session.h"
+#include "twolevel.h"
 
 typedef struct {
     const bptt_cell_type *cell;
@@ -26,6 +27,10 @@ typedef struct {
     int64_t fail_alloc; /* test hook: the tracked allocation to fail */
     int online;         /* --online: sequences are the text's lines */
     int separator;      /* --separator BYTE (default '\n'); -1 not given */
+    const char *disk;     /* --disk D: a slow level ("inf": no bound); NULL:
+                             one level */
+    const char *disk_dir; /* --disk-dir DIR; NULL: a temporary folder */
+    double write_cost, read_cost; /* --write-cost, --read-cost (default 1) */
 } run_args;
 
 /* --online's longest sequence when --length is not given. */
@@ -98,5 +103,32 @@ int run_budget(const char *cmd, const char *opt, const char *text, size_t T,
                const bptt_session_sizes *z, bptt_budget_resolved *r);
 /* Its form alone, before the sizes are known: 0, or the error. */
 int run_budget_form(const char *cmd, const char *opt, const char *text);
+
+/* The plan of run a (src/cli/run_plan.c), one level (bptt_plan_make) or,
+ * with --disk, two (run_twolevel_plan), at budget (resolved by
+ * run_budget) on `threads`: 0 with *plan, *ps (the validator's counts)
+ * and *slow (the slow level planned, its budget in bytes; 0 for one
+ * level), or the one-line error and its exit code. */
+int run_plan(const run_args *a, const bptt_session_sizes *z,
+             const bptt_budget_resolved *budget, int threads,
+             bptt_plan **plan, bptt_plan_stats *ps, bptt_slow_level *slow);
+
+/* The two-level plan (twolevel.h: bptt_twolevel_make) of strategy name
+ * for length T and the state sizes of z, at budget_bytes (budget_text as
+ * written) and slow level *slow (its budget in bytes, or
+ * BPTT_SLOW_UNLIMITED), its refusals said in one line for cmd, each
+ * beginning with what ("" or "--plans item 2 (msm:1%/inf): "): 0 with
+ * *plan and *ps, its actions' bytes added to *plan_bytes, or the error
+ * and its exit code (3: an infeasible budget, naming the smallest). */
+int run_twolevel_plan(const char *cmd, const char *what, const char *name,
+                      size_t T, const bptt_session_sizes *z,
+                      int64_t budget_bytes, const char *budget_text,
+                      const bptt_slow_level *slow, bptt_plan **plan,
+                      bptt_plan_stats *ps, double *plan_bytes);
+
+/* Room for bytes of a slow level in dir (NULL: the folder the executor
+ * makes its temporary one in, $TMPDIR or /tmp; steps.h), by statvfs: 0,
+ * or the one-line refusal for cmd and EXIT_USAGE. */
+int run_slow_room(const char *cmd, const char *dir, int64_t bytes);
 
 #endif

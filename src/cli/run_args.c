@@ -28,7 +28,9 @@ void run_usage(FILE *f)
         "                [--task copy|adding|text:FILE] [--optimizer sgd|adam]\n"
         "                [--lr R] [--format text|json|csv] [--trace FILE]\n"
         "                [--memory-trace FILE] [--dump-grads DIR] [--online]\n"
-        "                [--separator BYTE] [--help] [--version]\n"
+        "                [--separator BYTE] [--disk D [--disk-dir DIR]\n"
+        "                [--write-cost WD] [--read-cost RD]] [--help]\n"
+        "                [--version]\n"
         "\n"
         "Trains a recurrent network for N iterations of T steps, each planned\n"
         "once under the memory budget and executed by the plan, and reports\n"
@@ -76,6 +78,21 @@ void run_usage(FILE *f)
         "                  online as the bytes arrive, full the reference\n"
         "  --separator BYTE  --online's line end: one character, \\n, \\t,\n"
         "                  \\r, \\0 or 0xHH (default \\n)\n"
+        "  --disk D        a slow level beside --memory (doc/twolevel.md): the\n"
+        "                  plan is the two-level optimum of forward ops + WD x\n"
+        "                  hidden states written + RD x read, and states\n"
+        "                  written go to a file; D as --memory takes it, or\n"
+        "                  inf (no bound); --strategy @TWOLEVEL@.  The result\n"
+        "                  adds the states and bytes moved, the plan's, the\n"
+        "                  slow level's peak and seconds, and plan_cost\n"
+        "  --disk-dir DIR  the slow level's folder (an existing one; the file,\n"
+        "                  made new there, is removed at once and never\n"
+        "                  outlives the run); default a temporary folder\n"
+        "                  under $TMPDIR or /tmp, removed\n"
+        "  --write-cost WD with --disk: forward ops a hidden state's write\n"
+        "                  costs, 0 to @COSTMAX@ (default 1; bptt calibrate\n"
+        "                  measures it)\n"
+        "  --read-cost RD  the same for a read (default 1)\n"
         "\n"
         "Sizes that would not fit in this machine's memory are refused before\n"
         "anything is allocated.  A NaN or infinity in the loss, the gradients or\n"
@@ -204,6 +221,35 @@ static int online_args(run_args *a, int batch_given)
     return 0;
 }
 
+/* --disk's rules, checked before any work: 0 or the error. */
+static int disk_args(const run_args *a, const char *cost_given)
+{
+    const char *alone = cost_given ? cost_given
+                        : a->disk_dir ? "--disk-dir" : NULL;
+    if (!a->disk) {
+        if (alone)
+            return cli_error(EXIT_USAGE, CMD, "%s applies to two-level "
+                             "plans (add --disk D, e.g. --disk inf)", alone);
+        return 0;
+    }
+    if (a->online)
+        return cli_error(EXIT_USAGE, CMD, "--disk plans a known length; "
+                         "--online plans one level (give one of them)");
+    if (!cli_twolevel_takes(a->strategy->name)) {
+        char names[128];
+        cli_twolevel_strategy_names(names, sizeof names, " or ");
+        return cli_error(EXIT_USAGE, CMD, "--disk: strategy %s has no "
+                         "two-level planner (give --strategy %s)",
+                         a->strategy->name, names);
+    }
+    int rc = cli_disk_form(CMD, "--disk", a->disk);
+    if (rc)
+        return rc;
+    if (a->disk_dir)
+        return cli_check_folder(CMD, "--disk-dir", a->disk_dir);
+    return 0;
+}
+
 int run_parse_args(int argc, char **argv, run_args *a, int *help)
 {
     static const struct option opts[] = {
@@ -219,6 +265,10 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
         {"memory-trace", required_argument, NULL, 'W'},
         {"online", no_argument, NULL, 'O'},
         {"separator", required_argument, NULL, 'P'},
+        {"disk", required_argument, NULL, 'D'},
+        {"disk-dir", required_argument, NULL, 'G'},
+        {"write-cost", required_argument, NULL, 'w'},
+        {"read-cost", required_argument, NULL, 'e'},
         {"fail-alloc", required_argument, NULL, 'F'}, /* test hook */
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -230,6 +280,8 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
     a->optimizer = "sgd";
     a->format = FORMAT_TEXT;
     a->separator = -1;
+    a->write_cost = a->read_cost = 1;
+    const char *cost_given = NULL;
     int batch_given = 0;
     *help = 0;
     opterr = 0;
@@ -288,6 +340,21 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
                                "one byte (give one character, \\n, \\t, "
                                "\\r, \\0 or 0xHH)", optarg);
             break;
+        case 'D':
+            a->disk = optarg;
+            break;
+        case 'G':
+            a->disk_dir = optarg;
+            break;
+        case 'w':
+        case 'e': {
+            const char *opt = c == 'w' ? "--write-cost" : "--read-cost";
+            if (!cost_given)
+                cost_given = opt;
+            rc = cli_parse_cost(CMD, opt, optarg,
+                                c == 'w' ? &a->write_cost : &a->read_cost);
+            break;
+        }
         case 'F':
             rc = cli_parse_int(CMD, "--fail-alloc", optarg, 1, INT64_MAX / 2,
                                &a->fail_alloc);
@@ -304,6 +371,8 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
     if (a->separator >= 0 && !a->online)
         return cli_error(EXIT_USAGE, CMD, "--separator needs --online");
     if (a->online && (rc = online_args(a, batch_given)) != 0)
+        return rc;
+    if ((rc = disk_args(a, cost_given)) != 0)
         return rc;
     if ((rc = cli_length_given(CMD, a->length)) != 0)
         return rc;

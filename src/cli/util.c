@@ -412,3 +412,44 @@ int cli_parse_cost(const char *cmd, const char *opt, const char *text,
     *out = v;
     return 0;
 }
+
+int cli_check_folder(const char *cmd, const char *opt, const char *dir)
+{
+    struct stat sb;
+    if (!*dir)
+        return cli_error(EXIT_USAGE, cmd, "%s: empty folder name (give an "
+                         "existing folder, or leave %s out for a temporary "
+                         "one)", opt, opt);
+    if (stat(dir, &sb) != 0) {
+        const int e = errno;
+        if (e == ENOENT)
+            return cli_error(EXIT_USAGE, cmd, "%s: '%s' does not exist (give "
+                             "an existing folder, or leave %s out for a "
+                             "temporary one)", opt, dir, opt);
+        return cli_error(EXIT_USAGE, cmd, "%s: cannot reach '%s': %s (give "
+                         "a folder you can write)", opt, dir, strerror(e));
+    }
+    if (!S_ISDIR(sb.st_mode))
+        return cli_error(EXIT_USAGE, cmd, "%s: '%s' is %s, not a folder (give "
+                         "an existing folder)", opt, dir,
+                         cli_file_kind(dir, -1));
+    if (access(dir, W_OK | X_OK) != 0)
+        return cli_error(EXIT_USAGE, cmd, "%s: '%s' does not take new files: "
+                         "%s (give a folder you can write)", opt, dir,
+                         strerror(errno));
+    return 0;
+}
+
+int cli_disk_form(const char *cmd, const char *opt, const char *text)
+{
+    if (strcmp(text, "inf") == 0)
+        return 0;
+    const bptt_budget_sizes one = {1, 1, 1, 1}; /* the form alone */
+    bptt_budget_resolved r;
+    char why[512];
+    if (bptt_budget_resolve(text, &one, BPTT_BUDGET_UNIT_REQUIRED, &r, why,
+                            sizeof why) == BPTT_OK)
+        return 0;
+    return cli_error(EXIT_USAGE, cmd, "%s: %s; or give inf, no bound", opt,
+                     why);
+}

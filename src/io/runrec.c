@@ -68,6 +68,20 @@ void bptt_run_fields(const bptt_run_report *r, bptt_fields *f)
     FS("precision", REAL_NAME);
     FI("packed_weight_bytes", r->wpack_bytes);
     FI("wgrad_block_bytes", r->wgrad_bytes);
+    FS("disk_given", r->disk_given ? r->disk_given : "");
+    FI("slow_budget_bytes", r->slow_budget_bytes);
+    FD("write_cost", r->write_cost);
+    FD("read_cost", r->read_cost);
+    FI("slow_writes", r->ex.slow_writes);
+    FI("slow_reads", r->ex.slow_reads);
+    FI("plan_slow_writes", r->plan_slow_writes);
+    FI("plan_slow_reads", r->plan_slow_reads);
+    FI("slow_bytes_written", r->ex.slow_bytes_written);
+    FI("slow_bytes_read", r->ex.slow_bytes_read);
+    FI("slow_peak_bytes", r->ex.slow_peak_bytes);
+    FI("predicted_slow_peak_bytes", r->predicted_slow_peak_bytes);
+    FD("slow_seconds", r->time.slow_seconds_median);
+    FD("plan_cost", r->plan_cost);
 #undef FS
 #undef FI
 #undef FD

@@ -36,6 +36,11 @@ typedef struct {
     int64_t rss_peak_bytes;
     size_t wpack_bytes, wgrad_bytes; /* parts of the working memory */
     int threads;
+    /* the slow level of a two-level plan ("" and zeros: one level) */
+    const char *disk_given;     /* --disk as written */
+    int64_t slow_budget_bytes;  /* -1: no bound */
+    double write_cost, read_cost, plan_cost;
+    int64_t plan_slow_writes, plan_slow_reads, predicted_slow_peak_bytes;
 } bptt_run_report;
 
 /* Every field of the run, in output order, into f. */

@@ -62,7 +62,7 @@ void bptt_clock_stop(bptt_clock *c)
 void bptt_sample_between(const bptt_clock *start, const bptt_clock *end,
                          bptt_sample *s)
 {
-    s->forward = s->backward = 0;
+    s->forward = s->backward = s->slow = 0;
     s->wall = end->wall - start->wall;
     s->cpu = end->cpu - start->cpu;
     /* the counter only grows; a reading that failed is 0 */
@@ -150,6 +150,9 @@ int bptt_timing_summarize(const bptt_sample *s, size_t n, int threads,
     for (size_t i = 0; i < m; i++)
         v[i] = t[i].backward;
     out->backward_seconds_median = median(v, m);
+    for (size_t i = 0; i < m; i++)
+        v[i] = t[i].slow;
+    out->slow_seconds_median = median(v, m);
     for (size_t i = 0; i < m; i++)
         v[i] = t[i].wall;
     out->seconds_median = median(v, m);

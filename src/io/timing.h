@@ -22,11 +22,13 @@ typedef struct {
 } bptt_clock;
 
 /* One iteration: the differences of two readings, and of the wall time
- * the seconds in forward and in backward ops (bptt_exec_stats; the
- * caller's to set, 0 when not measured). */
+ * the seconds in forward and in backward ops and in the slow level's
+ * transfers (bptt_exec_stats; the caller's to set, 0 when not
+ * measured). */
 typedef struct {
     double wall, cpu, steal;
     double forward, backward;
+    double slow; /* in the slow level's pwrite and pread */
 } bptt_sample;
 
 /* Reads the clocks at the start of what is measured and at its end, the
@@ -51,6 +53,7 @@ typedef struct {
      * own (their sum may exceed seconds_median by a little when they
      * come from different iterations; in one iteration it never does) */
     double forward_seconds_median, backward_seconds_median;
+    double slow_seconds_median; /* the samples' slow seconds */
 } bptt_timing;
 
 /* 0, or ENOMEM (the summary needs a copy of the samples). */

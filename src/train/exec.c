@@ -31,6 +31,7 @@ typedef struct {
     void *more_ctx;
     size_t steps;
     int overflow; /* more said a step past the batch runs */
+    const char *slow_dir; /* the slow level's folder (steps.h) */
 } model_ctx;
 
 static int model_forward(void *ctx, size_t i, const void *h_in, void *s_out,
@@ -117,7 +118,8 @@ static int run_model(model_ctx *c, const bptt_plan *plan, bptt_online *o,
                             .forward = model_forward,
                             .backward = model_backward,
                             .hidden_from_internal = model_from_internal,
-                            .ctx = c};
+                            .ctx = c,
+                            .slow_dir = c->slow_dir};
     bptt_model_pack_weights(m); /* params may have changed since */
     bptt_model_zero_grads(m);
     bptt_steps_stats ss;
@@ -162,12 +164,21 @@ int bptt_exec_run_recorded(const bptt_plan *plan, bptt_model *m,
                            const bptt_batch *batch, bptt_mem *mem,
                            bptt_exec_stats *st, bptt_exec_point *points)
 {
+    return bptt_exec_run_options(plan, m, batch, mem, NULL, st, points);
+}
+
+int bptt_exec_run_options(const bptt_plan *plan, bptt_model *m,
+                          const bptt_batch *batch, bptt_mem *mem,
+                          const bptt_exec_options *opt, bptt_exec_stats *st,
+                          bptt_exec_point *points)
+{
     memset(st, 0, sizeof *st);
     const size_t t = plan->length;
     if (batch->T != t || batch->B != m->B || batch->X != m->X)
         return BPTT_EINVAL; /* the model untouched */
     model_ctx c = {.m = m, .batch = batch,
-                   .scale = (real)(1.0 / ((double)m->B * (double)t))};
+                   .scale = (real)(1.0 / ((double)m->B * (double)t)),
+                   .slow_dir = opt ? opt->slow_dir : NULL};
     return run_model(&c, plan, NULL, NULL, mem, st, points);
 }
 

@@ -195,8 +195,9 @@ int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
     if (bptt_session_fetch(s, k) != BPTT_OK)
         return BPTT_EINVAL;
     bptt_mem_reset_peaks(s->mem);
-    const int rc = bptt_exec_run_recorded(plan, s->model, &s->batch, s->mem,
-                                          stats, s->record);
+    const bptt_exec_options opt = {.slow_dir = s->spec.slow_dir};
+    const int rc = bptt_exec_run_options(plan, s->model, &s->batch, s->mem,
+                                         &opt, stats, s->record);
     if (rc != BPTT_OK)
         return rc;
     return check_run(s, stats, fault);

@@ -81,3 +81,60 @@ done
 hcase "validate: the plan as printed is valid, its slow level counted"
 hrun "$BPTT" validate p.json
 if [ "$hrc" -eq 0 ] && grep -q 'slow level (disk 4 slots)' out; then hpass; else hfail "exit $hrc: $(shown out) $(shown err)"; fi
+
+# bptt run --disk and bptt compare's two-level items: the same refusals
+# before any work, and a slow level's folder left as it was found
+# run_refused CODE PHRASE ARGS...: bptt run ARGS refused so
+run_refused() {
+    code=$1 phrase=$2
+    shift 2
+    hcase "bptt run $(printf '%s ' "$@" | od -An -c | tr -d '\n' | tr -s ' '): refused ($phrase)"
+    hrun -t 20 "$BPTT" "$@"
+    if expect_refusal "$code"; then
+        if ! grep -qF -- "$phrase" err; then hfail "says: $(shown err)"
+        elif ls | grep -qv '^\(out\|err\|p.json\|bad.json\|slow\)$'; then hfail "left: $(ls | tr '\n' ' ')"
+        else hpass; fi
+    fi
+}
+mkdir slow
+R="run --cell rnn --hidden 8 --batch 2 --length 30 --iters 2 --threads 1"
+# shellcheck disable=SC2086
+{
+for v in "" lots -1 nan 5x 200 "$(printf '5\033[31m')" "$(printf '5\nPWNED')"; do
+    run_refused 2 "--disk: " $R --disk "$v"
+done
+run_refused 2 "\\x1b[31m" $R --disk "$(printf '5\033[31m')"
+for o in --write-cost --read-cost --disk-dir; do
+    run_refused 2 "$o applies to two-level plans (add --disk D" $R $o 2
+done
+for v in nan -1 1e7 "$(printf '2\033]0;x\007')"; do
+    run_refused 2 "--write-cost: '" $R --disk inf --write-cost "$v"
+done
+for s in full chen ism msm-paper; do
+    run_refused 2 "strategy $s has no two-level planner" $R --disk inf --strategy $s
+done
+run_refused 2 "--disk plans a known length" run --task text:p.json --batch 1 --online --disk inf
+run_refused 2 "does not exist" $R --disk inf --disk-dir nope
+run_refused 2 "is a regular file, not a folder" $R --disk inf --disk-dir p.json
+run_refused 2 "empty folder name" $R --disk inf --disk-dir ""
+run_refused 2 "'\\x1b[2J' does not exist" $R --disk inf --disk-dir "$(printf '\033[2J')"
+run_refused 3 "the smallest feasible budget is 64 bytes" $R --disk inf --memory 1B
+run_refused 2 "--disk-dir applies to two-level plans" compare --cell rnn --hidden 8 --batch 2 --length 30 --rounds 1 --disk-dir slow
+run_refused 2 "does not exist" compare --cell rnn --hidden 8 --batch 2 --length 30 --rounds 1 --plans full:100%,msm:5%/inf --disk-dir nope
+}
+# a planted link where the slow level's file would go, a linked folder:
+# the run writes through neither, and leaves the folder as it found it
+ln -s ../p.json slow/bptt-slow-victim
+ln -s slow slowlink
+for d in slow slowlink; do
+    hcase "bptt run --disk inf --disk-dir $d: the folder is left as found"
+    cp p.json want.json
+    hrun -t 60 "$BPTT" $R --disk inf --memory 2% --disk-dir $d --format json
+    if [ "$hrc" -ne 0 ]; then hfail "exit $hrc: $(shown err)"
+    elif [ "$(ls -A slow)" != bptt-slow-victim ]; then hfail "slow holds: $(ls -A slow | tr '\n' ' ')"
+    elif ! cmp -s p.json want.json; then hfail "the link's target changed"
+    elif ! grep -q '"slow_writes":[1-9]' out; then hfail "no state went to the slow level: $(shown out)"
+    else hpass; fi
+    rm -f want.json
+done
+rm -f slowlink

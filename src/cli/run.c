@@ -575,6 +575,8 @@ static int run_with(run_args *ap, struct run_text *text)
     r.plan_slow_writes = ps.slow_writes;
     r.plan_slow_reads = ps.slow_reads;
     r.predicted_slow_peak_bytes = ps.slow_peak_units * u.quantum;
+    r.predicted_slow_bytes_written = ps.slow_write_units * u.quantum;
+    r.predicted_slow_bytes_read = ps.slow_read_units * u.quantum;
     r.plan_cost = bptt_twolevel_stats_cost(&ps, u.hidden_units, &slow);
     r.hidden_bytes = (size_t)hb;
     r.internal_bytes = (size_t)sb;

@@ -78,6 +78,8 @@ void bptt_run_fields(const bptt_run_report *r, bptt_fields *f)
     FI("plan_slow_reads", r->plan_slow_reads);
     FI("slow_bytes_written", r->ex.slow_bytes_written);
     FI("slow_bytes_read", r->ex.slow_bytes_read);
+    FI("predicted_slow_bytes_written", r->predicted_slow_bytes_written);
+    FI("predicted_slow_bytes_read", r->predicted_slow_bytes_read);
     FI("slow_peak_bytes", r->ex.slow_peak_bytes);
     FI("predicted_slow_peak_bytes", r->predicted_slow_peak_bytes);
     FD("slow_seconds", r->time.slow_seconds_median);

@@ -41,6 +41,7 @@ typedef struct {
     int64_t slow_budget_bytes;  /* -1: no bound */
     double write_cost, read_cost, plan_cost;
     int64_t plan_slow_writes, plan_slow_reads, predicted_slow_peak_bytes;
+    int64_t predicted_slow_bytes_written, predicted_slow_bytes_read;
 } bptt_run_report;
 
 /* Every field of the run, in output order, into f. */

@@ -339,6 +339,14 @@ static int iterate(run_state *s, int64_t it)
     s->samples[it].slow = r->ex.slow_seconds;
     if (rc == BPTT_ENONFINITE)
         return diverged(s, it, &f);
+    if (rc == BPTT_EIO) /* the slow level's folder and what it said */
+        return stopped(s, 1, "training failed in iteration %" PRId64 " of "
+                       "%" PRId64 ": the slow level's file in %s: %s (give "
+                       "--disk-dir a folder with room, or a smaller --disk)",
+                       it + 1, a->iters,
+                       a->disk_dir ? a->disk_dir : "a temporary folder",
+                       r->ex.slow_errno ? strerror(r->ex.slow_errno)
+                                        : bptt_strerror(rc));
     if (rc != BPTT_OK)
         return stopped(s, 1, "training failed in iteration %" PRId64 " of "
                        "%" PRId64 ": %s%s", it + 1, a->iters,

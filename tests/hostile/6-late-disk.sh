@@ -138,3 +138,15 @@ for d in slow slowlink; do
     rm -f want.json
 done
 rm -f slowlink
+# a slow level that cannot grow (a file size limit, SIGXFSZ ignored): one
+# line naming the folder and the cause, exit 1, the folder left as found
+hcase "bptt run --disk inf under ulimit -f: the slow level's failure said in one line"
+mkdir full
+hrun -t 60 sh -c "trap '' XFSZ; ulimit -f 8; exec \"\$0\" \"\$@\"" "$BPTT" \
+    run --cell lstm --hidden 64 --batch 8 --length 50 --iters 2 --threads 1 \
+    --memory 2slots --disk inf --disk-dir full
+if expect_refusal 1; then
+    if ! grep -q "the slow level's file in full: " err; then hfail "says: $(shown err)"
+    elif [ -n "$(ls -A full)" ]; then hfail "left: $(ls -A full | tr '\n' ' ')"
+    else hpass; fi
+fi

@@ -1,5 +1,5 @@
 /* lines.h: counting the lines a child `bptt` wrote, for the tests that run
- * it as a process (test_cli, test_sweep). */
+ * it as a process (test_cli_*, test_sweep). */
 #ifndef BPTT_TESTS_LINES_H
 #define BPTT_TESTS_LINES_H
 

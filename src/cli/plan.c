@@ -12,7 +12,7 @@
  *
  * Test hook, left out of --help like run's: --fail-alloc N makes the N-th
  * allocation of the planner library fail (bptt_alloc_fail_at), so that
- * tests/test_cli can walk every allocation of a small plan. */
+ * tests/test_cli_fail can walk every allocation of a small plan. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdlib.h>

@@ -31,7 +31,7 @@
  *
  * Test hook, deliberately left out of --help: --fail-alloc N makes the
  * N-th tracked allocation of the run (src/train/mem.c) fail, so that a test can
- * walk every allocation of a small run (tests/test_cli).  It is an option,
+ * walk every allocation of a small run (tests/test_cli_fail).  It is an option,
  * not an environment variable, so that it is parsed and checked like the
  * others, and hidden because it is no use outside that test.  The
  * arguments are parsed in src/cli/run_args.c (run.h). */

@@ -123,7 +123,7 @@ const char *bptt_blas_core_source(const char *env_core, const char *marker)
 int bptt_blas_reexec(char **argv)
 {
     /* BPTT_BLAS_TEST_CHOSEN: a test hook standing in for OpenBLAS's own
-     * choice (tests/test_cli), so that the new start can be tested on a
+     * choice (tests/test_cli_run), so that the new start can be tested on a
      * machine whose OpenBLAS knows its CPU */
     const char *chosen = getenv("BPTT_BLAS_TEST_CHOSEN");
     if (!chosen || !*chosen)

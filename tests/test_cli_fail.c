@@ -234,6 +234,14 @@ START_TEST(test_run_fail_alloc)
                          "chen", "--threads", "1", "--task", "text:text.txt",
                          "--format", "json", NULL},
         10);
+    /* a two-level plan, its slow level's file in the scratch folder:
+     * every failure leaves the folder as it was */
+    walk_allocations(
+        (const char *[]){"run", "--cell", "gru", "--length", "12",
+                         "--hidden", "3", "--batch", "2", "--iters", "2",
+                         "--memory", "2slots", "--disk", "inf", "--disk-dir",
+                         ".", "--threads", "1", "--format", "json", NULL},
+        10);
 }
 END_TEST
 

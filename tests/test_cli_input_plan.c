@@ -272,7 +272,9 @@ static const bad_case bad_cases[] = {
     PLAN(2, "the two-level msm table for length 100000000 with budget 3 "
             "slots and disk 3 slots would hold", "--length", "100000000",
          "--memory", "3", "--disk", "3"),
-    PLAN(2, "more than half of this machine's", "--length", "100",
+    /* (hsm's columns are the multiples of h a plan can hold, at most
+     * t + 2 of them however large the budget: the length makes it big) */
+    PLAN(2, "more than half of this machine's", "--length", "1000000",
          "--memory", "99999999", "--disk", "inf", "--strategy", "hsm"),
     PLAN(2, "more than half of this machine's", "--length", "100000",
          "--memory", "3,10", "--disk", "99999"),

@@ -73,8 +73,9 @@ int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
                         const bptt_slow_level *slow);
 void bptt_twolevel_free(bptt_twolevel *tl); /* accepts NULL */
 
-/* Bytes the table of these arguments holds (0: bad arguments; SIZE_MAX:
- * more than a size_t). */
+/* Bytes the table of these arguments holds, at most (its budget axes
+ * counted from above: doc/twolevel.md 3; 0: bad arguments; SIZE_MAX: more
+ * than a size_t). */
 size_t bptt_twolevel_bytes_needed(const char *strategy, size_t t, int64_t h,
                                   int64_t s, int64_t m,
                                   const bptt_slow_level *slow);

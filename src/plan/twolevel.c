@@ -29,9 +29,9 @@ static int64_t restart_cost(const bptt_twolevel *tl, int k)
 static int feasible(const bptt_twolevel *tl, int k, int64_t mi, int64_t di)
 {
     if (k == TK_H)
-        return mi >= tl->h;
+        return fval(tl, mi) >= tl->h;
     if (k == TK_DH)
-        return unlimited(tl) || di >= tl->h;
+        return dval(tl, di) >= tl->h;
     return 1;
 }
 
@@ -200,8 +200,12 @@ static void base_cell(bptt_twolevel *tl, int k, size_t n, int64_t mi,
 {
     const int64_t h = tl->h, s = tl->s, Q = TL_Q;
     const int64_t r = restart_cost(tl, k);
-    const int64_t mf = mi - (owns_fast(k) ? h : 0);
-    const int64_t df = owns_slow(k) ? dsub(tl, di, h) : di;
+    /* the budgets left once an owned start is counted (values), and
+     * their columns */
+    const int of = owns_fast(k), os = owns_slow(k);
+    const int64_t mv = fval(tl, mi), dv = dval(tl, di);
+    const int64_t mfv = mv - (of ? h : 0), dfv = dv - (os ? h : 0);
+    const int64_t mf = fsub(tl, mi, of, 0), df = dsub(tl, di, os, 0);
     /* a DS segment ends with s(start) read back for its backward (its
      * left part of length 0 costs that read) */
     const int ds = k == TK_DS;
@@ -218,31 +222,32 @@ static void base_cell(bptt_twolevel *tl, int k, size_t n, int64_t mi,
      * left part is empty), so the whole of both budgets is left */
     if (tl->msm) {
         const int64_t tail = ds ? r : 0;
-        if (mi >= s)
-            consider(add(Q + tail, get(tl, TK_S, mi - s, di, n - 1)), OPT_IF,
-                     1, best, ch);
-        const int64_t d1 = dsub(tl, di, s);
-        if (d1 >= 0)
-            consider(add(Q + tl->ws + tail, get(tl, TK_DS, mi, d1, n - 1)),
+        if (mv >= s)
+            consider(add(Q + tail, get(tl, TK_S, fsub(tl, mi, 0, 1), di,
+                                       n - 1)),
+                     OPT_IF, 1, best, ch);
+        if (dv >= s)
+            consider(add(Q + tl->ws + tail,
+                         get(tl, TK_DS, mi, dsub(tl, di, 0, 1), n - 1)),
                      OPT_IS, 1, best, ch);
     }
     group g;
-    if (mf >= h) {
+    if (mfv >= h) {
         g = (group){OPT_HF, TK_H, 0, 0, mf, df};
         group_min(tl, &g, k, n, mi, di, r, 1, n - 1, best, ch);
     }
-    if (dsub(tl, df, h) >= 0) {
+    if (dfv >= h) {
         g = (group){OPT_HS, TK_DH, 0, tl->wh, mf, df};
         group_min(tl, &g, k, n, mi, di, r, 1, n - 1, best, ch);
     }
     if (!tl->msm)
         return;
-    if (mf >= s) {
-        g = (group){OPT_IF, TK_S, 1, 0, mf - s, df};
+    if (mfv >= s) {
+        g = (group){OPT_IF, TK_S, 1, 0, fsub(tl, mi, of, 1), df};
         group_min(tl, &g, k, n, mi, di, r, 2, n - 1, best, ch);
     }
-    if (dsub(tl, df, s) >= 0) {
-        g = (group){OPT_IS, TK_DS, 1, tl->ws, mf, dsub(tl, df, s)};
+    if (dfv >= s) {
+        g = (group){OPT_IS, TK_DS, 1, tl->ws, mf, dsub(tl, di, os, 1)};
         group_min(tl, &g, k, n, mi, di, r, 2, n - 1, best, ch);
     }
 }
@@ -301,11 +306,10 @@ static void fill_length(bptt_twolevel *tl, size_t n)
                              &c[TK_DS]);
                     consider(add(tl->wh, add(dhb, tl->rs)), OPT_TO_DH, 0,
                              &b[TK_DS], &c[TK_DS]);
-                    if (mi >= tl->s) {
-                        const int64_t d2 = dadd(tl, di, tl->s);
-                        consider(get(tl, TK_S, mi - tl->s, d2, n), OPT_TO_S,
-                                 0, &b[TK_DS], &c[TK_DS]);
-                    }
+                    if (fval(tl, mi) >= tl->s)
+                        consider(get(tl, TK_S, fsub(tl, mi, 0, 1),
+                                     dadd_s(tl, di), n),
+                                 OPT_TO_S, 0, &b[TK_DS], &c[TK_DS]);
                 }
             }
             for (int k = 0; k < TK_N; k++) {
@@ -354,15 +358,28 @@ static int64_t slow_table(size_t t, int64_t h, int64_t s, int64_t d)
     return d >= twolevel_slow_cap(t, h, s) ? BPTT_SLOW_UNLIMITED : d;
 }
 
-static size_t table_bytes(size_t t, int64_t m, int64_t d)
+/* The two axes of a table (the slow one unused where d is unlimited). */
+static void axes_of(twolevel_axis ax[2], int msm, size_t t, int64_t h,
+                    int64_t s, int64_t m, int64_t d, int layout)
 {
-    const double cells = 4.0 * ((double)m + 1.0) *
-                         (d == BPTT_SLOW_UNLIMITED ? 1.0 : (double)d + 1.0) *
-                         ((double)t + 1.0);
-    const double cols = cells / ((double)t + 1.0);
+    for (int i = 0; i < 2; i++)
+        ax[i] = (twolevel_axis){t, h, s, i ? d : m, msm, i, layout};
+}
+
+/* At most what the table holds: its columns are at most the axes'
+ * bounds (twolevel_axis_bound). */
+static size_t table_bytes(const twolevel_axis ax[2])
+{
+    const double nm = (double)twolevel_axis_bound(&ax[0]);
+    const double nd = ax[1].top == BPTT_SLOW_UNLIMITED
+                          ? 0.0
+                          : (double)twolevel_axis_bound(&ax[1]);
+    const double cols = 4.0 * nm * (nd > 0.0 ? nd : 1.0);
+    const double cells = cols * ((double)ax[0].t + 1.0);
     const double b = cells * (sizeof(int64_t) + 2 * sizeof(int32_t)) +
                      5.0 * cols * sizeof(size_t) +
-                     5.0 * (double)PLANNER_ALLOC_SLACK +
+                     (4.0 * nm + 5.0 * nd) * sizeof(int64_t) +
+                     9.0 * (double)PLANNER_ALLOC_SLACK +
                      (double)sizeof(bptt_twolevel) + PLANNER_SMALL_SLACK;
     return b >= (double)SIZE_MAX ? SIZE_MAX : (size_t)b;
 }
@@ -371,14 +388,26 @@ size_t bptt_twolevel_bytes_needed(const char *strategy, size_t t, int64_t h,
                                   int64_t s, int64_t m,
                                   const bptt_slow_level *slow)
 {
-    if (strategy_msm(strategy) < 0 || !args_ok(t, h, s, m, slow))
+    const int msm = strategy_msm(strategy);
+    if (msm < 0 || !args_ok(t, h, s, m, slow))
         return 0;
-    return table_bytes(t, m, slow_table(t, h, s, slow->budget));
+    twolevel_axis ax[2];
+    axes_of(ax, msm, t, h, s, m, slow_table(t, h, s, slow->budget),
+            TL_LAYOUT_AUTO);
+    return table_bytes(ax);
 }
 
 int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
                         int64_t h, int64_t s, int64_t m,
                         const bptt_slow_level *slow)
+{
+    return twolevel_alloc_layout(out, strategy, t, h, s, m, slow,
+                                 TL_LAYOUT_AUTO);
+}
+
+int twolevel_alloc_layout(bptt_twolevel **out, const char *strategy,
+                          size_t t, int64_t h, int64_t s, int64_t m,
+                          const bptt_slow_level *slow, int layout)
 {
     if (!out)
         return BPTT_EINVAL;
@@ -390,7 +419,9 @@ int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
         return BPTT_EUNKNOWN;
     if (m < h)
         return BPTT_EINFEASIBLE;
-    const size_t bytes = table_bytes(t, m, slow_table(t, h, s, slow->budget));
+    twolevel_axis ax[2];
+    axes_of(ax, msm, t, h, s, m, slow_table(t, h, s, slow->budget), layout);
+    const size_t bytes = table_bytes(ax);
     if (bytes == SIZE_MAX ||
         bptt_memory_fits((double)bytes, 2, NULL) != BPTT_OK)
         return BPTT_ETOOBIG;
@@ -411,8 +442,14 @@ int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
     tl->ws = llround(tl->wd * q * alpha);
     tl->rh = llround(tl->rd * q);
     tl->rs = llround(tl->rd * q * alpha);
-    tl->nm = m + 1;
-    tl->nd = unlimited(tl) ? 1 : tl->d + 1;
+    int rc = twolevel_axis_build(&ax[0], &tl->fv, &tl->fdep, &tl->nm);
+    tl->nd = 1;
+    if (rc == BPTT_OK && !unlimited(tl))
+        rc = twolevel_axis_build(&ax[1], &tl->sv, &tl->sdep, &tl->nd);
+    if (rc != BPTT_OK) {
+        bptt_twolevel_free(tl);
+        return rc;
+    }
     const size_t cells = 4u * (size_t)tl->nm * (size_t)tl->nd * (t + 1);
     tl->cost = planner_malloc(cells * sizeof *tl->cost);
     tl->choice = planner_malloc(cells * sizeof *tl->choice);
@@ -438,5 +475,9 @@ void bptt_twolevel_free(bptt_twolevel *tl)
     planner_free(tl->hull);
     planner_free(tl->nhull);
     planner_free(tl->hint);
+    planner_free(tl->fv);
+    planner_free(tl->fdep);
+    planner_free(tl->sv);
+    planner_free(tl->sdep);
     planner_free(tl);
 }

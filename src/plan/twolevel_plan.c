@@ -102,9 +102,8 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
     const int32_t ch = tl->choice[cell(tl, k, x.mi, x.di, n)];
     const int opt = ch & 15;
     const size_t y = (size_t)(ch >> 4);
-    const int64_t h = tl->h, s = tl->s;
-    const int64_t mf = x.mi - (owns_fast(k) ? h : 0);
-    const int64_t df = owns_slow(k) ? dsub(tl, x.di, h) : x.di;
+    const int of = owns_fast(k), os = owns_slow(k);
+    const int64_t mf = fsub(tl, x.mi, of, 0), df = dsub(tl, x.di, os, 0);
     int rc = BPTT_OK;
     switch (opt) {
     case OPT_NOTHING:
@@ -132,13 +131,11 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
     case OPT_IF:
     case OPT_IS: {
         const int fast = opt == OPT_IF;
-        int64_t m1 = mf, d1 = df;
+        /* at y = 1 an owned start is freed first: its units are left */
+        const int fo = y > 1 && of, so = y > 1 && os;
         rc = advance_to(p, a, a + y);
-        if (rc == BPTT_OK && y == 1) {
+        if (rc == BPTT_OK && y == 1)
             rc = free_start(p, k, a);
-            m1 = x.mi;
-            d1 = x.di;
-        }
         if (rc == BPTT_OK)
             rc = bptt_plan_push(
                 p, fast ? BPTT_SAVE_INTERNAL : BPTT_WRITE_INTERNAL, a + y);
@@ -151,9 +148,10 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
         if (rc == BPTT_OK && fast)
             rc = push_act(e, BPTT_BACKWARD, a + y);
         if (rc == BPTT_OK)
-            rc = fast ? push_seg(e, TK_S, a + y, n - y, m1 - s, d1)
-                      : push_seg(e, TK_DS, a + y, n - y, m1,
-                                 dsub(tl, d1, s));
+            rc = fast ? push_seg(e, TK_S, a + y, n - y, fsub(tl, x.mi, fo, 1),
+                                 dsub(tl, x.di, so, 0))
+                      : push_seg(e, TK_DS, a + y, n - y, fsub(tl, x.mi, fo, 0),
+                                 dsub(tl, x.di, so, 1));
         return rc;
     }
     case OPT_TO_H:
@@ -171,7 +169,6 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
                                         x.di);
     }
     case OPT_TO_S: {
-        const int64_t d2 = dadd(tl, x.di, s);
         rc = bptt_plan_push(p, BPTT_SAVE_INTERNAL, a);
         if (rc == BPTT_OK)
             rc = bptt_plan_push(p, BPTT_DROP_INTERNAL, a);
@@ -179,7 +176,10 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
             rc = push_act(e, BPTT_FREE_INTERNAL, a);
         if (rc == BPTT_OK)
             rc = push_act(e, BPTT_BACKWARD, a);
-        return rc != BPTT_OK ? rc : push_seg(e, TK_S, a, n, x.mi - s, d2);
+        if (rc != BPTT_OK)
+            return rc;
+        return push_seg(e, TK_S, a, n, fsub(tl, x.mi, 0, 1),
+                        dadd_s(tl, x.di));
     }
     default:
         return BPTT_EINVAL; /* an infeasible cell: never asked */
@@ -189,9 +189,8 @@ static int emit_seg(const bptt_twolevel *tl, emitter *e, task x)
 /* The optimum's actions onto p (a plan, or a counting one: plan.c). */
 static int emit_plan(const bptt_twolevel *tl, bptt_plan *p)
 {
-    const int64_t di = unlimited(tl) ? 0 : tl->d;
     emitter e = {NULL, 0, 0, p};
-    int rc = push_seg(&e, TK_H, 0, tl->t, tl->m, di);
+    int rc = push_seg(&e, TK_H, 0, tl->t, tl->nm - 1, tl->nd - 1);
     while (rc == BPTT_OK && e.n > 0) {
         const task x = e.v[--e.n];
         rc = x.seg ? emit_seg(tl, &e, x) : bptt_plan_push(p, x.k, x.a);
@@ -202,8 +201,7 @@ static int emit_plan(const bptt_twolevel *tl, bptt_plan *p)
 
 static int optimum_feasible(const bptt_twolevel *tl)
 {
-    const int64_t di = unlimited(tl) ? 0 : tl->d;
-    return get(tl, TK_H, tl->m, di, tl->t) < TL_INF;
+    return get(tl, TK_H, tl->nm - 1, tl->nd - 1, tl->t) < TL_INF;
 }
 
 int64_t bptt_twolevel_plan_actions(const bptt_twolevel *tl)
@@ -249,7 +247,11 @@ double bptt_twolevel_cost_at(const bptt_twolevel *tl, size_t t, int64_t m,
     if (unlimited(tl) ? d < tl->d_asked && d < twolevel_slow_cap(tl->t, tl->h, tl->s)
                       : d > tl->d)
         return -1.0;
-    const int64_t c = get(tl, TK_H, m, unlimited(tl) ? 0 : d, t);
+    /* the columns of the largest budgets at most m and d */
+    const int64_t mi = twolevel_axis_col(tl->fv, tl->nm, m);
+    const int64_t di =
+        unlimited(tl) ? 0 : twolevel_axis_col(tl->sv, tl->nd, d);
+    const int64_t c = get(tl, TK_H, mi, di, t);
     return c >= TL_INF ? -1.0 : (double)c / (double)TL_Q;
 }
 

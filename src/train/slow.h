@@ -14,7 +14,18 @@
  * the file longer than the most bytes it holds at once.  Every read and
  * write moves a whole state, looping over short transfers and EINTR.
  * The bookkeeping is one block of the tracked allocator
- * (BPTT_MEM_WORKING, BPTT_SLOW_TABLE_BYTES of it). */
+ * (BPTT_MEM_WORKING, BPTT_SLOW_TABLE_BYTES of it).
+ *
+ * Direct I/O (bptt_slow_open's direct): the file is switched to O_DIRECT
+ * once made and unlinked (fcntl, so that a filesystem refusing it leaves
+ * no file behind), and every slot starts and ends on the filesystem's
+ * direct I/O alignment (statx STATX_DIOALIGN where the kernel says it,
+ * never less than BPTT_SLOW_DIRECT_ALIGN): a state is moved straight from
+ * or into the caller's buffer where the buffer and its length are
+ * aligned, else through an aligned bounce buffer, a second tracked block
+ * (BPTT_MEM_WORKING, BPTT_SLOW_BOUNCE_BYTES of the largest state when the
+ * alignment is BPTT_SLOW_DIRECT_ALIGN), whose padding past the state is
+ * written as zero bytes. */
 #ifndef BPTT_TRAIN_SLOW_H
 #define BPTT_TRAIN_SLOW_H
 
@@ -22,11 +33,20 @@
 #include <stdint.h>
 
 #include "mem.h"
+#include "steps.h"
 
 /* The working bytes of the store's tables for a plan of length t: a file
  * offset per step for h(i) and for s(i), and up to 2 (t + 1) holes of
  * two 8-byte numbers each. */
 #define BPTT_SLOW_TABLE_BYTES(t) (48 * ((size_t)(t) + 1))
+
+/* Direct I/O: the least alignment of slots and of the bounce buffer, and
+ * the bounce buffer's tracked bytes for states of at most b bytes at that
+ * alignment (b rounded up, and room to align a 64-byte aligned block). */
+#define BPTT_SLOW_BOUNCE_BYTES(b)                                         \
+    (((size_t)(b) + BPTT_SLOW_DIRECT_ALIGN - 1) / BPTT_SLOW_DIRECT_ALIGN * \
+         BPTT_SLOW_DIRECT_ALIGN +                                         \
+     BPTT_SLOW_DIRECT_ALIGN - 64) /* BPTT_SLOW_DIRECT_ALIGN: steps.h */
 
 typedef struct {
     int64_t at, len;
@@ -35,6 +55,12 @@ typedef struct {
 typedef struct {
     int live;        /* a file is open (fd) and the tables taken */
     int fd;
+    int direct;      /* the file is open with O_DIRECT */
+    size_t align;    /* direct: slots' alignment (offsets, lengths) */
+    size_t mem_align; /* direct: a buffer's alignment for the kernel */
+    void *bounce_block;     /* direct: the tracked block of the bounce */
+    unsigned char *bounce;  /* direct: in it, aligned to align */
+    size_t bounce_len;      /* direct: its usable bytes, aligned */
     void *block;     /* the tracked block of off[] and hole[] */
     int64_t *off[2]; /* (t+1) each: where h(i) [0] and s(i) [1] lie in
                         the file; -1 for a state not there */
@@ -53,12 +79,14 @@ typedef struct {
 
 /* Takes the tables from mem and makes the file in dir (NULL: a fresh
  * folder made by mkdtemp under $TMPDIR, or /tmp where it is unset or
- * empty, and removed before this returns).  BPTT_OK; BPTT_ENOMEM; or
- * BPTT_EIO with z->err set (the folder cannot be opened, is no folder,
- * cannot be written, ...).  On failure nothing is held and nothing is
- * left in any folder. */
+ * empty, and removed before this returns); direct nonzero: with O_DIRECT
+ * and a bounce buffer for states of at most max_bytes.  BPTT_OK;
+ * BPTT_ENOMEM; or BPTT_EIO with z->err set (the folder cannot be opened,
+ * is no folder, cannot be written, ...; EINVAL where the filesystem
+ * refuses O_DIRECT).  On failure nothing is held and nothing is left in
+ * any folder. */
 int bptt_slow_open(bptt_slow_store *z, bptt_mem *mem, size_t t,
-                   const char *dir);
+                   const char *dir, int direct, size_t max_bytes);
 
 /* Writes the bytes of state i of kind (0 hidden, 1 internal) to a new
  * slot.  BPTT_EIO with z->err on failure (the slot is then given back);

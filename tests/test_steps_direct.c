@@ -16,7 +16,9 @@
  *   - takes exactly the documented working memory: the page cache run's
  *     plus the bounce buffer (internal bytes rounded up to the alignment
  *     A, plus A - 64);
- *   - leaves the folder as it was, no descriptor open, no byte held.
+ *   - leaves the folder as it was, no descriptor open, no byte held;
+ * every allocation failed in turn (the bounce buffer's too) stops a
+ * direct run with BPTT_ENOMEM, everything given back.
  * Where the folder's filesystem refuses O_DIRECT the program says
  * SKIPPED with the reason and exits 77 (automake's skip).  A folder on a
  * filesystem that refuses it (tried: /dev/shm, tmpfs) stops the run
@@ -252,6 +254,37 @@ START_TEST(test_same_as_page_cache)
 }
 END_TEST
 
+/* Every allocation of a direct run failed in turn, the bounce buffer's
+ * among them: BPTT_ENOMEM, nothing held, nothing left. */
+START_TEST(test_enomem)
+{
+    bptt_plan *p = two_level("msm", 8, 32, 4, BPTT_SLOW_UNLIMITED);
+    ck_assert_ptr_nonnull(p);
+    outcome o;
+    const bptt_steps ops = table_of(&o, 32, dir, 1);
+    bptt_mem *mem = bptt_mem_alloc();
+    ck_assert_ptr_nonnull(mem);
+    bptt_steps_stats st;
+    const size_t a0 = bptt_mem_stats_get(mem)->allocations;
+    ck_assert_int_eq(bptt_steps_run(p, &ops, mem, &st, NULL), BPTT_OK);
+    const size_t n = bptt_mem_stats_get(mem)->allocations - a0;
+    const int fds = open_fds(), before = entries(dir);
+    for (size_t f = 1; f <= n + 1; f++) {
+        outcome q;
+        const bptt_steps again = table_of(&q, 32, dir, 1);
+        bptt_mem_fail_at(mem, f);
+        const int rc = bptt_steps_run(p, &again, mem, &st, NULL);
+        bptt_mem_fail_at(mem, 0);
+        ck_assert_int_eq(rc, f <= n ? BPTT_ENOMEM : BPTT_OK);
+        ck_assert_uint_eq(bptt_mem_stats_get(mem)->total_current, 0);
+        ck_assert_int_eq(open_fds(), fds);
+        ck_assert_int_eq(entries(dir), before);
+    }
+    bptt_mem_free(mem);
+    bptt_plan_free(p);
+}
+END_TEST
+
 /* A folder on a filesystem that refuses O_DIRECT: BPTT_EIO, EINVAL, no
  * op run, nothing left; said SKIPPED where none refuses it here. */
 START_TEST(test_refused)
@@ -315,6 +348,7 @@ int main(void)
     TCase *tc = tcase_create("direct");
     tcase_add_loop_test(tc, test_same_as_page_cache, 0,
                         (int)(sizeof SB / sizeof *SB));
+    tcase_add_test(tc, test_enomem);
     tcase_add_test(tc, test_refused);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(su, tc);

@@ -20,12 +20,14 @@
  * once made and unlinked (fcntl, so that a filesystem refusing it leaves
  * no file behind), and every slot starts and ends on the filesystem's
  * direct I/O alignment (statx STATX_DIOALIGN where the kernel says it,
- * never less than BPTT_SLOW_DIRECT_ALIGN): a state is moved straight from
- * or into the caller's buffer where the buffer and its length are
- * aligned, else through an aligned bounce buffer, a second tracked block
- * (BPTT_MEM_WORKING, BPTT_SLOW_BOUNCE_BYTES of the largest state when the
- * alignment is BPTT_SLOW_DIRECT_ALIGN), whose padding past the state is
- * written as zero bytes. */
+ * never less than BPTT_SLOW_DIRECT_ALIGN of steps.h, which is a page and
+ * a multiple of every sector size in use): a state is moved straight
+ * from or into the caller's buffer where the buffer (to the kernel's
+ * memory alignment) and its length are aligned, else through an aligned
+ * bounce buffer, a second tracked block (BPTT_MEM_WORKING: the largest
+ * state rounded up to the alignment A, plus A - 64 to align a 64-byte
+ * aligned block), whose padding past the state is written as zero
+ * bytes. */
 #ifndef BPTT_TRAIN_SLOW_H
 #define BPTT_TRAIN_SLOW_H
 
@@ -39,14 +41,6 @@
  * offset per step for h(i) and for s(i), and up to 2 (t + 1) holes of
  * two 8-byte numbers each. */
 #define BPTT_SLOW_TABLE_BYTES(t) (48 * ((size_t)(t) + 1))
-
-/* Direct I/O: the least alignment of slots and of the bounce buffer, and
- * the bounce buffer's tracked bytes for states of at most b bytes at that
- * alignment (b rounded up, and room to align a 64-byte aligned block). */
-#define BPTT_SLOW_BOUNCE_BYTES(b)                                         \
-    (((size_t)(b) + BPTT_SLOW_DIRECT_ALIGN - 1) / BPTT_SLOW_DIRECT_ALIGN * \
-         BPTT_SLOW_DIRECT_ALIGN +                                         \
-     BPTT_SLOW_DIRECT_ALIGN - 64) /* BPTT_SLOW_DIRECT_ALIGN: steps.h */
 
 typedef struct {
     int64_t at, len;

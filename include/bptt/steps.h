@@ -157,7 +157,27 @@ typedef struct {
      * grew).  Writing past a file size limit (RLIMIT_FSIZE) raises
      * SIGXFSZ, which ends a process that does not ignore it. */
     const char *slow_dir;
+
+    /* Nonzero: the slow level's file bypasses the page cache (O_DIRECT),
+     * so the states written really leave memory for the device; 0 (what
+     * a table zeroed or made before this field gets): through the page
+     * cache, where a state just written may stay in memory.  Not looked
+     * at for a plan without slow-level actions.  Direct I/O moves whole
+     * blocks at aligned offsets from aligned memory: each state takes a
+     * slot of its bytes rounded up to the filesystem's alignment
+     * (BPTT_SLOW_DIRECT_ALIGN, or more where statx's STATX_DIOALIGN asks
+     * more), the padding written as zero bytes, and goes through a
+     * bounce buffer of working memory (bptt_steps_run) unless the
+     * executor's buffer and the state's bytes are aligned already.  A
+     * folder whose filesystem refuses direct I/O is never used without
+     * it: the run stops before any op with BPTT_EIO and slow_errno EINVAL
+     * (no fallback to the page cache), the folder left as it was. */
+    int slow_direct;
 } bptt_steps;
+
+/* The least alignment, in bytes, of the slow level's slots and of its
+ * bounce buffer under slow_direct. */
+#define BPTT_SLOW_DIRECT_ALIGN 4096
 
 /* What one run did.  The counts are of calls made, the peak of bytes
  * held, so a caller can compare both with the plan's prediction
@@ -191,7 +211,11 @@ typedef struct {
      * slow level held at once (its slow_peak_units times the unit); the
      * length the file grew to (equal to slow_peak_bytes when the plan
      * drops states last-written first, as the planner's do; a plan that
-     * leaves holes may need more); wall seconds in pwrite and pread; and
+     * leaves holes may need more; under slow_direct it counts every slot
+     * rounded up to the alignment, so it is more unless the states'
+     * bytes are multiples of it, while the bytes written, read and
+     * peak stay the plan's state bytes); wall seconds in pwrite and pread
+     * (under slow_direct, the bounce buffer's copies included); and
      * where a run returned BPTT_EIO, the errno of the call that failed
      * (0 otherwise). */
     int64_t slow_writes, slow_reads;
@@ -249,7 +273,10 @@ typedef struct {
  * running state the h(i) inside it (hidden_offset's bytes, or
  * hidden_from_internal); drop_* gives the slot back.  The file is made
  * (steps->slow_dir) before the first action, and its tables, 48 (t + 1)
- * bytes, are working memory beside bptt_exec_working_bytes'.  The slow
+ * bytes, are working memory beside bptt_exec_working_bytes'; under
+ * steps->slow_direct so is the bounce buffer: internal_bytes rounded up
+ * to the alignment A, plus A - 64 bytes to align the block, A being
+ * BPTT_SLOW_DIRECT_ALIGN unless the filesystem asks more.  The slow
  * level never holds more than the plan's slow budget of bytes.
  *
  * Returns BPTT_OK; BPTT_EINVAL for a NULL argument or op (but
@@ -261,7 +288,8 @@ typedef struct {
  * returned (BPTT_EOP for one inside the library's range, see
  * BPTT_OP_STATUS_MIN), which stops the run at that action; BPTT_EIO when
  * the slow level's file cannot be made in its folder (no such folder,
- * not a folder, not writable, every name taken: before any op runs) or a
+ * not a folder, not writable, every name taken, direct I/O refused
+ * under slow_direct (EINVAL): before any op runs) or a
  * write or read of it fails (at that action), the errno in
  * stats->slow_errno.  A plan with slow-level actions but no slow budget
  * (0) is one the validator rejects: BPTT_EBADPLAN, no file made.  On
@@ -328,8 +356,8 @@ int bptt_steps_run_online(bptt_online *o, const bptt_steps *steps,
  * of length t on states of hidden_bytes and internal_bytes, to the byte:
  * two running hidden states, the working internal state, the gradient dh,
  * and per-step tables (a hidden and an internal slot pointer and a flag
- * per step); a plan with slow-level actions takes 48 (t + 1) bytes more
- * (bptt_steps_run).  As a double, so that sizes past memory do not
+ * per step); a plan with slow-level actions takes 48 (t + 1) bytes more,
+ * and with slow_direct a bounce buffer more (bptt_steps_run).  As a double, so that sizes past memory do not
  * overflow. */
 double bptt_exec_working_bytes(size_t t, double hidden_bytes,
                                double internal_bytes);

@@ -19,7 +19,14 @@
  * link) is refused, never replaced; the scratch file (and the temporary
  * folder) is removed at the end, on a failure and on SIGINT or SIGTERM
  * too.  Nothing is written on stdout unless the whole measurement
- * succeeded. */
+ * succeeded.
+ *
+ * --direct measures the slow level as bptt_steps.slow_direct runs it
+ * (steps.h): the scratch file switched to O_DIRECT, each state at an
+ * aligned offset and moved whole aligned blocks at a time through an
+ * aligned bounce buffer, the copy into or out of it timed with the write
+ * or read; a folder whose filesystem refuses O_DIRECT is refused (exit 2)
+ * before any work. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +49,7 @@
 #include "meta.h"
 #include "run.h"
 #include "session.h"
+#include "steps.h"
 #include "strbuf.h"
 
 #define CMD "calibrate"
@@ -60,6 +68,9 @@
 #define NOTE_SYNC                                                           \
     "--sync: each write is followed by fsync and each read preceded by "    \
     "posix_fadvise(DONTNEED), best effort"
+#define NOTE_DIRECT                                                         \
+    "--direct: O_DIRECT, bypassing the page cache, each state padded to "   \
+    "the alignment and copied through an aligned buffer, as slow_direct"
 #define NOTE_TMPFS "the folder is on tmpfs: its writes and reads are memory " \
     "copies whatever --sync says"
 
@@ -68,6 +79,7 @@ typedef struct {
     const char *disk_dir; /* NULL: a temporary folder */
     int64_t repeats;
     int sync;
+    int direct;
     enum output_format format;
 } cal_args;
 
@@ -75,6 +87,7 @@ static void usage(FILE *f)
 {
     cli_usage(f,
         "usage: bptt calibrate [--disk-dir DIR] [--repeats N] [--sync]\n"
+        "                      [--direct]\n"
         "                      [--cell C] [--layers L] [--input X]\n"
         "                      [--hidden H] [--batch B] [--length T]\n"
         "                      [--seed S] [--threads K]\n"
@@ -98,6 +111,12 @@ static void usage(FILE *f)
         "  --sync          fsync after each write and drop the file's cached\n"
         "                  pages before each read, to measure the device\n"
         "                  rather than the page cache (best effort)\n"
+        "  --direct        open the scratch file with O_DIRECT, as a run's\n"
+        "                  slow level with slow_direct: states padded to the\n"
+        "                  filesystem's alignment (4096 or more), copied\n"
+        "                  through an aligned buffer (the copy timed too);\n"
+        "                  a folder whose filesystem refuses O_DIRECT is\n"
+        "                  refused\n"
         "  --cell C        @CELLS@ (default lstm)\n"
         "  --layers L      stacked recurrent layers, 1..16 (default 1)\n"
         "  --input X       input width (default: the task's; copy: 16)\n"
@@ -111,7 +130,8 @@ static void usage(FILE *f)
         "  --format F      text (default), json (one object) or csv\n"
         "\n"
         "Without --sync a read of data just written comes from the page\n"
-        "cache: it measures a memory copy, not the device.\n"
+        "cache: it measures a memory copy, not the device; with --direct\n"
+        "every write and read goes to the device.\n"
         "\n"
         "exit status: 0 ok, 2 bad input, 1 failure while measuring (a write\n"
         "or read that failed, out of memory), 130 stopped by SIGINT, 143\n"
@@ -125,6 +145,7 @@ static int parse_args(int argc, char **argv, cal_args *a, int *help)
         {"disk-dir", required_argument, NULL, 'D'},
         {"repeats", required_argument, NULL, 'n'},
         {"sync", no_argument, NULL, 'y'},
+        {"direct", no_argument, NULL, 'd'},
         {"format", required_argument, NULL, 'f'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -152,6 +173,9 @@ static int parse_args(int argc, char **argv, cal_args *a, int *help)
             break;
         case 'y':
             a->sync = 1;
+            break;
+        case 'd':
+            a->direct = 1;
             break;
         case 'f':
             rc = cli_parse_format(CMD, optarg, &a->format);
@@ -181,7 +205,50 @@ typedef struct {
     const char *dir;    /* the folder, as given or made */
     int dfd, fd;        /* the folder and the scratch file, or -1 */
     int tmpfs;          /* the folder is on tmpfs */
+    size_t align;       /* --direct: the alignment of offsets and lengths */
 } scratch;
+
+/* --direct: fd switched to O_DIRECT and its alignment, as the library's
+ * slow level finds it (4096, or more where statx says so): the
+ * alignment, or 0 with errno set (EINVAL: refused). */
+static size_t go_direct(int fd)
+{
+    const int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT) != 0)
+        return 0;
+    size_t a = BPTT_SLOW_DIRECT_ALIGN;
+#ifdef STATX_DIOALIGN
+    struct statx sx;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+        (sx.stx_mask & STATX_DIOALIGN)) {
+        if (sx.stx_dio_offset_align == 0 || sx.stx_dio_mem_align == 0 ||
+            sx.stx_dio_offset_align > (1u << 20) ||
+            sx.stx_dio_mem_align > (1u << 20)) {
+            errno = EINVAL;
+            return 0;
+        }
+        if (sx.stx_dio_offset_align > a)
+            a = sx.stx_dio_offset_align;
+        if (sx.stx_dio_mem_align > a)
+            a = sx.stx_dio_mem_align;
+    }
+#endif
+    return a;
+}
+
+/* The scratch file removed, and the temporary folder. */
+static void scratch_close(scratch *s)
+{
+    if (s->fd >= 0) {
+        close(s->fd);
+        unlinkat(s->dfd, SCRATCH, 0);
+    }
+    if (s->dfd >= 0)
+        close(s->dfd);
+    if (s->tmp[0])
+        rmdir(s->tmp);
+    s->fd = s->dfd = -1;
+}
 
 /* The folder (made under $TMPDIR or /tmp when not given) and the scratch
  * file new in it: 0, or the refusal and EXIT_USAGE with nothing left. */
@@ -244,21 +311,17 @@ static int scratch_open(const cal_args *a, scratch *s)
     struct statfs fs;
     s->tmpfs = fstatfs(s->fd, &fs) == 0 &&
                (unsigned long)fs.f_type == TMPFS_MAGIC_NUMBER;
-    return 0;
-}
-
-/* The scratch file removed, and the temporary folder. */
-static void scratch_close(scratch *s)
-{
-    if (s->fd >= 0) {
-        close(s->fd);
-        unlinkat(s->dfd, SCRATCH, 0);
+    s->align = 0;
+    if (a->direct && (s->align = go_direct(s->fd)) == 0) {
+        const int e = errno;
+        scratch_close(s);
+        return cli_error(EXIT_USAGE, CMD, "--direct: the filesystem of '%s' "
+                         "%s (give --disk-dir a folder on a disk "
+                         "filesystem)", a->disk_dir ? a->disk_dir : "the "
+                         "temporary folder", e == EINVAL ? "refuses O_DIRECT"
+                         : strerror(e));
     }
-    if (s->dfd >= 0)
-        close(s->dfd);
-    if (s->tmp[0])
-        rmdir(s->tmp);
-    s->fd = s->dfd = -1;
+    return 0;
 }
 
 /* ---- the measurement ------------------------------------------------------ */
@@ -273,7 +336,15 @@ typedef struct {
     size_t hb, sb;                  /* bytes of a hidden, internal state */
     int fd, sync;
     int err;                        /* errno of a failed write or read */
+    size_t align;                   /* --direct: offsets, lengths; else 0 */
+    unsigned char *bounce;          /* --direct: aligned, a padded state */
 } cal_state;
+
+/* n rounded up to the alignment (n itself without --direct). */
+static size_t padded(const cal_state *c, size_t n)
+{
+    return c->align ? (n + c->align - 1) / c->align * c->align : n;
+}
 
 static void forward_one(cal_state *c)
 {
@@ -291,6 +362,15 @@ static void forward_one(cal_state *c)
 static int io_whole(cal_state *c, int write, void *buf, size_t n, off_t off)
 {
     char *p = buf;
+    const size_t want = n;
+    if (c->align) { /* through the bounce buffer, whole aligned blocks */
+        n = padded(c, want);
+        if (write) { /* the padding written as zero bytes, as the store */
+            memcpy(c->bounce, buf, want);
+            memset(c->bounce + want, 0, n - want);
+        }
+        p = (char *)c->bounce;
+    }
     while (n > 0) {
         const ssize_t k = write ? pwrite(c->fd, p, n, off)
                                 : pread(c->fd, p, n, off);
@@ -308,6 +388,8 @@ static int io_whole(cal_state *c, int write, void *buf, size_t n, off_t off)
         c->err = errno;
         return -1;
     }
+    if (c->align && !write)
+        memcpy(buf, c->bounce, want);
     return 0;
 }
 
@@ -321,7 +403,7 @@ static double time_ops(cal_state *c, int op, size_t k)
     const int each = c->sync && (op == OP_READ_H || op == OP_READ_S);
     void *buf = wr ? (void *)(hid ? c->in : c->s) : (void *)c->back;
     const size_t n = hid ? c->hb : c->sb;
-    const off_t off = hid ? 0 : (off_t)c->hb;
+    const off_t off = hid ? 0 : (off_t)padded(c, c->hb);
     double sum = 0, t0 = cli_seconds();
     for (size_t i = 0; i < k; i++) {
         if (live_signal_caught())
@@ -406,10 +488,11 @@ static void put_text(const cal_args *a, const scratch *sc, int threads,
                        a->m.cell->name, a->m.layers,
                        a->m.layers > 1 ? "s" : "", input, a->m.hidden,
                        a->m.batch, threads, threads > 1 ? "s" : "");
-    bptt_strbuf_printf(b, "folder    %s%s%s\n",
+    bptt_strbuf_printf(b, "folder    %s%s%s%s\n",
                        a->disk_dir ? "given" : "temporary",
                        sc->tmpfs ? " (tmpfs)" : "",
-                       a->sync ? ", --sync" : "");
+                       a->sync ? ", --sync" : "",
+                       a->direct ? ", --direct" : "");
     bptt_strbuf_printf(b, "repeats   %" PRId64 " rounds: medians (least)\n\n",
                        a->repeats);
     bptt_strbuf_printf(b, "%-15s %8s  %-22s %s\n", "op", "bytes",
@@ -434,7 +517,12 @@ static void put_text(const cal_args *a, const scratch *sc, int threads,
                        r->med[OP_READ_S] / r->med[OP_READ_H]);
     bptt_strbuf_printf(b, "for the planner: bptt plan --disk ... "
                        "--write-cost %.4g --read-cost %.4g\n", wd, rd);
-    bptt_strbuf_printf(b, "note: %s\n", a->sync ? NOTE_SYNC : NOTE_CACHE);
+    if (a->direct)
+        bptt_strbuf_printf(b, "note: %s (alignment %zu)\n", NOTE_DIRECT,
+                           sc->align);
+    else
+        bptt_strbuf_printf(b, "note: %s\n",
+                           a->sync ? NOTE_SYNC : NOTE_CACHE);
     if (sc->tmpfs)
         bptt_strbuf_printf(b, "note: %s\n", NOTE_TMPFS);
 }
@@ -463,6 +551,8 @@ static void put_record(const cal_args *a, const scratch *sc, int threads,
     bptt_fields_int(&fs, "threads", threads);
     bptt_fields_int(&fs, "repeats", a->repeats);
     bptt_fields_int(&fs, "sync", a->sync);
+    bptt_fields_int(&fs, "direct", a->direct);
+    bptt_fields_int(&fs, "direct_align", (int64_t)sc->align);
     bptt_fields_str(&fs, "disk_dir_kind", a->disk_dir ? "given" : "temporary");
     bptt_fields_str(&fs, "disk_dir", sc->dir);
     bptt_fields_int(&fs, "tmpfs", sc->tmpfs);
@@ -477,7 +567,8 @@ static void put_record(const cal_args *a, const scratch *sc, int threads,
     bptt_fields_real(&fs, "read_cost", r->med[OP_READ_H] / f);
     bptt_fields_real(&fs, "write_cost_internal", r->med[OP_WRITE_S] / f);
     bptt_fields_real(&fs, "read_cost_internal", r->med[OP_READ_S] / f);
-    bptt_fields_str(&fs, "note", a->sync ? NOTE_SYNC : NOTE_CACHE);
+    bptt_fields_str(&fs, "note", a->direct ? NOTE_DIRECT
+                                 : a->sync ? NOTE_SYNC : NOTE_CACHE);
     bptt_meta meta;
     bptt_meta_collect(&meta);
     bptt_fields_write(&fs, (int)a->format, &meta, b);
@@ -506,7 +597,7 @@ static int calibrate(const cal_args *a)
     live_signals_catch();
     const size_t R = (size_t)a->repeats;
     double *v[N_OPS] = {NULL};
-    cal_state c = {.fd = sc.fd, .sync = a->sync};
+    cal_state c = {.fd = sc.fd, .sync = a->sync, .align = sc.align};
     bptt_session *s = NULL;
     bptt_mem *mem = bptt_mem_alloc();
     bptt_session_spec sp;
@@ -533,9 +624,15 @@ static int calibrate(const cal_args *a)
     c.out = calloc(1, c.hb);
     c.s = calloc(1, c.sb);
     c.back = calloc(1, c.sb);
+    if (c.align) { /* zeroed: the padding written is zero bytes */
+        const size_t len = padded(&c, c.sb);
+        c.bounce = aligned_alloc(c.align, len);
+        if (c.bounce)
+            memset(c.bounce, 0, len);
+    }
     for (int op = 0; op < N_OPS; op++)
         v[op] = calloc(R, sizeof(double));
-    int ok = c.in && c.out && c.s && c.back;
+    int ok = c.in && c.out && c.s && c.back && (!c.align || c.bounce);
     for (int op = 0; op < N_OPS; op++)
         ok = ok && v[op];
     if (!ok) {
@@ -544,7 +641,7 @@ static int calibrate(const cal_args *a)
     }
     /* the file holds both states before the first read */
     if (io_whole(&c, 1, c.in, c.hb, 0) != 0 ||
-        io_whole(&c, 1, c.s, c.sb, (off_t)c.hb) != 0) {
+        io_whole(&c, 1, c.s, c.sb, (off_t)padded(&c, c.hb)) != 0) {
         rc = cli_error(1, CMD, "cannot write the scratch file '%s/%s': %s",
                        sc.dir, SCRATCH, strerror(c.err));
         goto out;
@@ -584,6 +681,7 @@ out:
     free(c.out);
     free(c.s);
     free(c.back);
+    free(c.bounce);
     bptt_session_close(s);
     bptt_mem_free(mem);
     return rc;

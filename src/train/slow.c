@@ -1,6 +1,7 @@
 /* slow.c: the slow level's store (slow.h): one unlinked file, slots
- * placed by a free list of holes, whole-state pwrite and pread. */
-#define _POSIX_C_SOURCE 200809L
+ * placed by a free list of holes, whole-state pwrite and pread, with
+ * O_DIRECT through an aligned bounce buffer where asked. */
+#define _GNU_SOURCE /* O_DIRECT, statx */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -98,8 +99,60 @@ static int open_file(bptt_slow_store *z, const char *dir)
     return BPTT_OK;
 }
 
+/* Direct I/O alignments above this are refused (EINVAL): no
+ * filesystem asks that much, and the bounce buffer would be wasteful. */
+#define ALIGN_MAX ((size_t)1 << 20)
+
+/* The open file switched to O_DIRECT, its alignments found and the bounce
+ * buffer taken for states of max_bytes: 0, or the errno (EINVAL where the
+ * filesystem refuses direct I/O, ENOMEM where the buffer is not there). */
+static int go_direct(bptt_slow_store *z, bptt_mem *mem, size_t max_bytes)
+{
+    const int fl = fcntl(z->fd, F_GETFL);
+    if (fl < 0 || fcntl(z->fd, F_SETFL, fl | O_DIRECT) != 0)
+        return errno ? errno : EINVAL;
+    size_t align = BPTT_SLOW_DIRECT_ALIGN, mem_align = BPTT_SLOW_DIRECT_ALIGN;
+#ifdef STATX_DIOALIGN
+    struct statx sx;
+    if (statx(z->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+        (sx.stx_mask & STATX_DIOALIGN)) {
+        const size_t off_a = sx.stx_dio_offset_align;
+        const size_t mem_a = sx.stx_dio_mem_align;
+        if (off_a == 0 || mem_a == 0 || (off_a & (off_a - 1)) ||
+            (mem_a & (mem_a - 1)) || off_a > ALIGN_MAX || mem_a > ALIGN_MAX)
+            return EINVAL; /* no direct I/O on this file */
+        if (off_a > align)
+            align = off_a;
+        if (mem_a > align)
+            align = mem_a;
+        mem_align = mem_a;
+    }
+#endif
+    if (max_bytes > SIZE_MAX - 2 * align)
+        return ENOMEM;
+    const size_t len = (max_bytes + align - 1) / align * align;
+    z->bounce_block = bptt_mem_get(mem, BPTT_MEM_WORKING, len + align - 64);
+    if (!z->bounce_block)
+        return ENOMEM;
+    const uintptr_t p = (uintptr_t)z->bounce_block;
+    z->bounce = (unsigned char *)((p + align - 1) & ~(uintptr_t)(align - 1));
+    z->bounce_len = len;
+    z->align = align;
+    z->mem_align = mem_align;
+    z->direct = 1;
+    return 0;
+}
+
+static void put_bounce(bptt_slow_store *z, bptt_mem *mem)
+{
+    if (z->bounce_block)
+        bptt_mem_put(mem, z->bounce_block);
+    z->bounce_block = NULL;
+    z->bounce = NULL;
+}
+
 int bptt_slow_open(bptt_slow_store *z, bptt_mem *mem, size_t t,
-                   const char *dir)
+                   const char *dir, int direct, size_t max_bytes)
 {
     memset(z, 0, sizeof *z);
     z->fd = -1;
@@ -116,7 +169,16 @@ int bptt_slow_open(bptt_slow_store *z, bptt_mem *mem, size_t t,
     z->t = t;
     for (size_t i = 0; i < n; i++)
         z->off[0][i] = z->off[1][i] = -1;
-    const int rc = open_file(z, dir);
+    int rc = open_file(z, dir);
+    if (rc == BPTT_OK && direct) {
+        const int err = go_direct(z, mem, max_bytes);
+        if (err) {
+            put_bounce(z, mem);
+            close(z->fd);
+            z->fd = -1;
+            rc = err == ENOMEM ? BPTT_ENOMEM : failed(z, err);
+        }
+    }
     if (rc != BPTT_OK) {
         bptt_mem_put(mem, z->block);
         z->block = NULL;
@@ -132,6 +194,7 @@ void bptt_slow_close(bptt_slow_store *z, bptt_mem *mem)
         return;
     close(z->fd); /* nothing to keep: an error here loses nothing */
     z->fd = -1;
+    put_bounce(z, mem);
     bptt_mem_put(mem, z->block);
     z->block = NULL;
     z->live = 0;
@@ -231,20 +294,55 @@ static int get_all(int fd, unsigned char *p, size_t n, int64_t at)
     return 0;
 }
 
+/* The bytes a slot of a state of bytes takes: bytes, or with direct I/O
+ * bytes rounded up to the alignment (bytes <= INT64_MAX / 2). */
+static int64_t slot_len(const bptt_slow_store *z, size_t bytes)
+{
+    if (!z->direct)
+        return (int64_t)bytes;
+    return (int64_t)((bytes + z->align - 1) / z->align * z->align);
+}
+
+/* A whole state written from `from` (non-NULL) or read into `into`, at
+ * the slot at at: 0 or the errno.  With direct I/O, straight from or into
+ * the caller's buffer where it and bytes are aligned, else through the
+ * bounce buffer (its padding written as zero bytes). */
+static int move(bptt_slow_store *z, const void *from, void *into,
+                size_t bytes, int64_t at)
+{
+    const size_t len = (size_t)slot_len(z, bytes);
+    const uintptr_t p = from ? (uintptr_t)from : (uintptr_t)into;
+    if (!z->direct || (len == bytes && p % z->mem_align == 0))
+        return from ? put_all(z->fd, from, bytes, at)
+                    : get_all(z->fd, into, bytes, at);
+    if (len > z->bounce_len)
+        return EINVAL; /* a state past the size the store was opened for */
+    if (from) {
+        memcpy(z->bounce, from, bytes);
+        memset(z->bounce + bytes, 0, len - bytes);
+        return put_all(z->fd, z->bounce, len, at);
+    }
+    const int err = get_all(z->fd, z->bounce, len, at);
+    if (!err)
+        memcpy(into, z->bounce, bytes);
+    return err;
+}
+
 int bptt_slow_write(bptt_slow_store *z, int kind, size_t i, const void *buf,
                     size_t bytes)
 {
     if (!z->live || i > z->t || z->off[kind][i] >= 0 ||
-        bytes > (size_t)INT64_MAX)
+        bytes > (size_t)INT64_MAX / 2)
         return BPTT_EBADPLAN;
-    const int64_t at = place(z, (int64_t)bytes);
+    const int64_t len = slot_len(z, bytes);
+    const int64_t at = place(z, len);
     if (at < 0)
         return failed(z, EFBIG);
     const double t0 = now();
-    const int err = put_all(z->fd, buf, bytes, at);
+    const int err = move(z, buf, NULL, bytes, at);
     z->seconds += now() - t0;
     if (err) {
-        release(z, at, (int64_t)bytes);
+        release(z, at, len);
         return failed(z, err);
     }
     z->off[kind][i] = at;
@@ -262,7 +360,7 @@ int bptt_slow_read(bptt_slow_store *z, int kind, size_t i, void *buf,
     if (!z->live || i > z->t || z->off[kind][i] < 0)
         return BPTT_EBADPLAN;
     const double t0 = now();
-    const int err = get_all(z->fd, buf, bytes, z->off[kind][i]);
+    const int err = move(z, NULL, buf, bytes, z->off[kind][i]);
     z->seconds += now() - t0;
     if (err)
         return failed(z, err);
@@ -275,7 +373,7 @@ int bptt_slow_drop(bptt_slow_store *z, int kind, size_t i, size_t bytes)
 {
     if (!z->live || i > z->t || z->off[kind][i] < 0)
         return BPTT_EBADPLAN;
-    release(z, z->off[kind][i], (int64_t)bytes);
+    release(z, z->off[kind][i], slot_len(z, bytes));
     z->off[kind][i] = -1;
     z->held -= bytes;
     return BPTT_OK;

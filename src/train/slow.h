@@ -14,7 +14,20 @@
  * the file longer than the most bytes it holds at once.  Every read and
  * write moves a whole state, looping over short transfers and EINTR.
  * The bookkeeping is one block of the tracked allocator
- * (BPTT_MEM_WORKING, BPTT_SLOW_TABLE_BYTES of it). */
+ * (BPTT_MEM_WORKING, BPTT_SLOW_TABLE_BYTES of it).
+ *
+ * Direct I/O (bptt_slow_open's direct): the file is switched to O_DIRECT
+ * once made and unlinked (fcntl, so that a filesystem refusing it leaves
+ * no file behind), and every slot starts and ends on the filesystem's
+ * direct I/O alignment (statx STATX_DIOALIGN where the kernel says it,
+ * never less than BPTT_SLOW_DIRECT_ALIGN of steps.h, which is a page and
+ * a multiple of every sector size in use): a state is moved straight
+ * from or into the caller's buffer where the buffer (to the kernel's
+ * memory alignment) and its length are aligned, else through an aligned
+ * bounce buffer, a second tracked block (BPTT_MEM_WORKING: the largest
+ * state rounded up to the alignment A, plus A - 64 to align a 64-byte
+ * aligned block), whose padding past the state is written as zero
+ * bytes. */
 #ifndef BPTT_TRAIN_SLOW_H
 #define BPTT_TRAIN_SLOW_H
 
@@ -22,6 +35,7 @@
 #include <stdint.h>
 
 #include "mem.h"
+#include "steps.h"
 
 /* The working bytes of the store's tables for a plan of length t: a file
  * offset per step for h(i) and for s(i), and up to 2 (t + 1) holes of
@@ -35,6 +49,12 @@ typedef struct {
 typedef struct {
     int live;        /* a file is open (fd) and the tables taken */
     int fd;
+    int direct;      /* the file is open with O_DIRECT */
+    size_t align;    /* direct: slots' alignment (offsets, lengths) */
+    size_t mem_align; /* direct: a buffer's alignment for the kernel */
+    void *bounce_block;     /* direct: the tracked block of the bounce */
+    unsigned char *bounce;  /* direct: in it, aligned to align */
+    size_t bounce_len;      /* direct: its usable bytes, aligned */
     void *block;     /* the tracked block of off[] and hole[] */
     int64_t *off[2]; /* (t+1) each: where h(i) [0] and s(i) [1] lie in
                         the file; -1 for a state not there */
@@ -53,12 +73,14 @@ typedef struct {
 
 /* Takes the tables from mem and makes the file in dir (NULL: a fresh
  * folder made by mkdtemp under $TMPDIR, or /tmp where it is unset or
- * empty, and removed before this returns).  BPTT_OK; BPTT_ENOMEM; or
- * BPTT_EIO with z->err set (the folder cannot be opened, is no folder,
- * cannot be written, ...).  On failure nothing is held and nothing is
- * left in any folder. */
+ * empty, and removed before this returns); direct nonzero: with O_DIRECT
+ * and a bounce buffer for states of at most max_bytes.  BPTT_OK;
+ * BPTT_ENOMEM; or BPTT_EIO with z->err set (the folder cannot be opened,
+ * is no folder, cannot be written, ...; EINVAL where the filesystem
+ * refuses O_DIRECT).  On failure nothing is held and nothing is left in
+ * any folder. */
 int bptt_slow_open(bptt_slow_store *z, bptt_mem *mem, size_t t,
-                   const char *dir);
+                   const char *dir, int direct, size_t max_bytes);
 
 /* Writes the bytes of state i of kind (0 hidden, 1 internal) to a new
  * slot.  BPTT_EIO with z->err on failure (the slot is then given back);

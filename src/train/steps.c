@@ -103,7 +103,8 @@ static int run(const bptt_plan *plan, const bptt_steps *ops, bptt_mem *mem,
     /* the slow level's file before any op runs: a folder that cannot
      * take it stops the run before it starts */
     if (rc == BPTT_OK && bptt_plan_slow_actions(plan))
-        rc = bptt_slow_open(&x.slow, mem, plan->length, ops->slow_dir);
+        rc = bptt_slow_open(&x.slow, mem, plan->length, ops->slow_dir,
+                            ops->slow_direct, ops->internal_bytes);
     if (rc == BPTT_OK)
         rc = steps_act_plan(&x, plan, 0);
     return steps_finish_run(&x, rc);

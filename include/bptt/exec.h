@@ -73,6 +73,7 @@ typedef struct {
     /* the folder of a two-level plan's slow level (steps.h: slow_dir;
      * NULL: a temporary folder made for the run and removed) */
     const char *slow_dir;
+    int slow_direct; /* steps.h: slow_direct (O_DIRECT; 0: page cache) */
 } bptt_exec_options;
 
 /* bptt_exec_run_recorded with options (NULL: as bptt_exec_run_recorded,

@@ -50,6 +50,7 @@ typedef struct {
                               (exec.h: bptt_exec_options; NULL: a temporary
                               folder made for each iteration and removed);
                               not copied: it must outlive the session */
+    int slow_direct;       /* its file under O_DIRECT (steps.h) */
 } bptt_session_spec;
 
 /* What a session holds, in bytes, known before anything is allocated.

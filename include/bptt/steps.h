@@ -179,6 +179,15 @@ typedef struct {
  * bounce buffer under slow_direct. */
 #define BPTT_SLOW_DIRECT_ALIGN 4096
 
+/* Whether a run could keep its slow level in dir (NULL: a temporary
+ * folder, as slow_dir NULL), with direct I/O where direct is nonzero:
+ * makes the file a run would make there, switches it to O_DIRECT where
+ * asked, and removes it, the folder left as it was.  BPTT_OK; BPTT_EIO
+ * with *err (may be NULL) the errno (EINVAL: the filesystem refuses
+ * O_DIRECT); BPTT_ENOMEM.  Nothing runs, nothing is written, so a caller
+ * can refuse a folder before any work. */
+int bptt_steps_slow_check(const char *dir, int direct, int *err);
+
 /* What one run did.  The counts are of calls made, the peak of bytes
  * held, so a caller can compare both with the plan's prediction
  * (bptt_plan_validate: forward_ops, recompute_ops, backward_ops, and

@@ -71,7 +71,7 @@ static void usage(FILE *f)
         "                    [--hidden H] [--batch B] [--seed S] [--threads K]\n"
         "                    [--task copy|adding|text:FILE]\n"
         "                    [--write-cost WD] [--read-cost RD]\n"
-        "                    [--disk-dir DIR] [--format text|json|csv] [--help]\n"
+        "                    [--disk-dir DIR] [--disk-direct] [--format text|json|csv] [--help]\n"
         "\n"
         "Times plans against a reference inside one process: in each round\n"
         "every plan's iteration runs next to one of the reference's (which of\n"
@@ -98,6 +98,8 @@ static void usage(FILE *f)
         "                  outlives the run); default a temporary folder\n"
         "                  under $TMPDIR or /tmp, removed; needs a two-level\n"
         "                  item\n"
+        "  --disk-direct   that file under O_DIRECT, past the page cache\n"
+        "                  (as bptt calibrate --direct measures it)\n"
         "  --write-cost WD forward ops a hidden state's write to the slow\n"
         "                  level costs the two-level planner, 0..@COSTMAX@\n"
         "                  (default 1); needs a two-level item\n"
@@ -216,6 +218,7 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
         {"write-cost", required_argument, NULL, 'W'},
         {"read-cost", required_argument, NULL, 'R'},
         {"disk-dir", required_argument, NULL, 'G'},
+        {"disk-direct", no_argument, NULL, 'Y'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     const char *seen[CLI_MAX_OPTIONS] = {NULL};
@@ -262,6 +265,9 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
         case 'G':
             a->m.disk_dir = optarg;
             break;
+        case 'Y':
+            a->m.disk_direct = 1;
+            break;
         case 'h':
             *help = 1;
             return 0;
@@ -282,10 +288,12 @@ static int parse_args(int argc, char **argv, compare_args *a, int *help)
         return cli_error(EXIT_USAGE, CMD, "%s applies to two-level plans (give "
                          "an item strategy:budget/disk in --plans, e.g. "
                          "msm:2%%/inf)", a->cost_given);
-    if (a->m.disk_dir && !two)
-        return cli_error(EXIT_USAGE, CMD, "--disk-dir applies to two-level "
-                         "plans (give an item strategy:budget/disk in "
-                         "--plans, e.g. msm:2%%/inf)");
+    const char *alone = a->m.disk_dir ? "--disk-dir"
+                        : a->m.disk_direct ? "--disk-direct" : NULL;
+    if (alone && !two)
+        return cli_error(EXIT_USAGE, CMD, "%s applies to two-level plans "
+                         "(give an item strategy:budget/disk in --plans, "
+                         "e.g. msm:2%%/inf)", alone);
     if (a->m.disk_dir)
         return cli_check_folder(CMD, "--disk-dir", a->m.disk_dir);
     return 0;
@@ -403,7 +411,7 @@ static int compare(compare_args *a)
     rc = make_plans(a, &z, threads, budget_bytes, disk, plans, &plan_bytes,
                     cost, &slow_peak);
     if (rc == 0 && slow_peak > 0)
-        rc = run_slow_room(CMD, a->m.disk_dir, slow_peak);
+        rc = run_slow_room(CMD, a->m.disk_dir, a->m.disk_direct, slow_peak);
     if (rc)
         goto out;
     if ((rc = run_fits(CMD, "with its plans this comparison would hold up "

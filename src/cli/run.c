@@ -126,6 +126,7 @@ void run_session_spec(const run_args *a, bptt_session_spec *sp)
     sp->seed = (unsigned long)a->seed;
     sp->keep_last_params = a->dump_dir != NULL;
     sp->slow_dir = a->disk_dir;
+    sp->slow_direct = a->disk_direct;
 }
 
 /* The parts of what a run holds that are known before anything is
@@ -546,7 +547,7 @@ static int run_with(run_args *ap, struct run_text *text)
     if ((rc = run_plan(&a, &z, &budget, threads, &plan, &ps, &slow)) != 0)
         return rc;
     /* the slow level's file, in its folder, before any work */
-    if (a.disk && (rc = run_slow_room(CMD, a.disk_dir,
+    if (a.disk && (rc = run_slow_room(CMD, a.disk_dir, a.disk_direct,
                                       ps.slow_peak_units * u.quantum))) {
         bptt_plan_free(plan);
         return rc;
@@ -576,6 +577,7 @@ static int run_with(run_args *ap, struct run_text *text)
     r.predicted_peak_bytes = ps.peak_units * u.quantum;
     r.plan_forward_ops = ps.forward_ops;
     r.disk_given = a.disk ? a.disk : "";
+    r.disk_direct = a.disk_direct;
     r.slow_budget_bytes = slow.budget == BPTT_SLOW_UNLIMITED ? -1
                                                              : slow.budget;
     r.write_cost = a.disk ? a.write_cost : 0;

@@ -30,6 +30,7 @@ typedef struct {
     const char *disk;     /* --disk D: a slow level ("inf": no bound); NULL:
                              one level */
     const char *disk_dir; /* --disk-dir DIR; NULL: a temporary folder */
+    int disk_direct;      /* --disk-direct: its file under O_DIRECT */
     double write_cost, read_cost; /* --write-cost, --read-cost (default 1) */
 } run_args;
 
@@ -126,9 +127,12 @@ int run_twolevel_plan(const char *cmd, const char *what, const char *name,
                       const bptt_slow_level *slow, bptt_plan **plan,
                       bptt_plan_stats *ps, double *plan_bytes);
 
-/* Room for bytes of a slow level in dir (NULL: the folder the executor
- * makes its temporary one in, $TMPDIR or /tmp; steps.h), by statvfs: 0,
- * or the one-line refusal for cmd and EXIT_USAGE. */
-int run_slow_room(const char *cmd, const char *dir, int64_t bytes);
+/* A slow level of up to bytes in dir (NULL: the folder the executor
+ * makes its temporary one in, $TMPDIR or /tmp; steps.h), under O_DIRECT
+ * where direct: the file made there and removed as a run would
+ * (bptt_steps_slow_check), and room for the bytes (statvfs).  0, or the
+ * one-line refusal for cmd and EXIT_USAGE. */
+int run_slow_room(const char *cmd, const char *dir, int direct,
+                  int64_t bytes);
 
 #endif

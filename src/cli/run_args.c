@@ -29,7 +29,8 @@ void run_usage(FILE *f)
         "                [--lr R] [--format text|json|csv] [--trace FILE]\n"
         "                [--memory-trace FILE] [--dump-grads DIR] [--online]\n"
         "                [--separator BYTE] [--disk D [--disk-dir DIR]\n"
-        "                [--write-cost WD] [--read-cost RD]] [--help]\n"
+        "                [--disk-direct] [--write-cost WD] [--read-cost RD]]\n"
+        "                [--help]\n"
         "                [--version]\n"
         "\n"
         "Trains a recurrent network for N iterations of T steps, each planned\n"
@@ -89,6 +90,10 @@ void run_usage(FILE *f)
         "                  made new there, is removed at once and never\n"
         "                  outlives the run); default a temporary folder\n"
         "                  under $TMPDIR or /tmp, removed\n"
+        "  --disk-direct   that file under O_DIRECT: the states leave the\n"
+        "                  page cache (RAM) for the device, each padded to\n"
+        "                  4096 bytes (bptt calibrate --direct measures the\n"
+        "                  costs); a filesystem that refuses it is refused\n"
         "  --write-cost WD with --disk: forward ops a hidden state's write\n"
         "                  costs, 0 to @COSTMAX@ (default 1; bptt calibrate\n"
         "                  measures it)\n"
@@ -224,8 +229,10 @@ static int online_args(run_args *a, int batch_given)
 /* --disk's rules, checked before any work: 0 or the error. */
 static int disk_args(const run_args *a, const char *cost_given)
 {
-    const char *alone = cost_given ? cost_given
-                        : a->disk_dir ? "--disk-dir" : NULL;
+    const char *alone = cost_given          ? cost_given
+                        : a->disk_dir       ? "--disk-dir"
+                        : a->disk_direct    ? "--disk-direct"
+                                            : NULL;
     if (!a->disk) {
         if (alone)
             return cli_error(EXIT_USAGE, CMD, "%s applies to two-level "
@@ -267,6 +274,7 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
         {"separator", required_argument, NULL, 'P'},
         {"disk", required_argument, NULL, 'D'},
         {"disk-dir", required_argument, NULL, 'G'},
+        {"disk-direct", no_argument, NULL, 'Y'},
         {"write-cost", required_argument, NULL, 'w'},
         {"read-cost", required_argument, NULL, 'e'},
         {"fail-alloc", required_argument, NULL, 'F'}, /* test hook */
@@ -345,6 +353,9 @@ int run_parse_args(int argc, char **argv, run_args *a, int *help)
             break;
         case 'G':
             a->disk_dir = optarg;
+            break;
+        case 'Y':
+            a->disk_direct = 1;
             break;
         case 'w':
         case 'e': {

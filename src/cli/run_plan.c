@@ -14,6 +14,7 @@
 #include "bptt.h"
 #include "budget.h"
 #include "twolevel.h"
+#include "steps.h"
 #include "cli.h"
 #include "run.h"
 
@@ -69,8 +70,23 @@ int run_twolevel_plan(const char *cmd, const char *what, const char *name,
     return 0;
 }
 
-int run_slow_room(const char *cmd, const char *dir, int64_t bytes)
+int run_slow_room(const char *cmd, const char *dir, int direct,
+                  int64_t bytes)
 {
+    int err = 0;
+    const int rc = bptt_steps_slow_check(dir, direct, &err);
+    if (rc == BPTT_ENOMEM)
+        return cli_error(1, cmd, "out of memory");
+    if (rc != BPTT_OK && direct && err == EINVAL)
+        return cli_error(EXIT_USAGE, cmd, "--disk-direct: the filesystem of "
+                         "%s refuses O_DIRECT (leave --disk-direct out, or "
+                         "give --disk-dir a folder on a disk)",
+                         dir ? dir : "the temporary folder");
+    if (rc != BPTT_OK)
+        return cli_error(EXIT_USAGE, cmd, "the slow level's file cannot be "
+                         "made in %s: %s (give --disk-dir a folder you can "
+                         "write)", dir ? dir : "a temporary folder",
+                         strerror(err ? err : EIO));
     const char *where = dir;
     if (!where) { /* the executor's temporary folder (steps.h) */
         where = getenv("TMPDIR");
@@ -79,10 +95,10 @@ int run_slow_room(const char *cmd, const char *dir, int64_t bytes)
     }
     struct statvfs v;
     if (statvfs(where, &v) != 0) {
-        const int err = errno;
+        const int e = errno;
         return cli_error(EXIT_USAGE, cmd, "%s%s: %s (give --disk-dir an "
                          "existing folder)", dir ? "--disk-dir " : "the "
-                         "temporary folder ", where, strerror(err));
+                         "temporary folder ", where, strerror(e));
     }
     const double room = (double)v.f_bavail * (double)v.f_frsize;
     if ((double)bytes <= room)

@@ -70,6 +70,7 @@ void bptt_run_fields(const bptt_run_report *r, bptt_fields *f)
     FI("wgrad_block_bytes", r->wgrad_bytes);
     FS("disk_given", r->disk_given ? r->disk_given : "");
     FI("slow_budget_bytes", r->slow_budget_bytes);
+    FI("disk_direct", r->disk_direct);
     FD("write_cost", r->write_cost);
     FD("read_cost", r->read_cost);
     FI("slow_writes", r->ex.slow_writes);

@@ -38,6 +38,7 @@ typedef struct {
     int threads;
     /* the slow level of a two-level plan ("" and zeros: one level) */
     const char *disk_given;     /* --disk as written */
+    int disk_direct;            /* --disk-direct */
     int64_t slow_budget_bytes;  /* -1: no bound */
     double write_cost, read_cost, plan_cost;
     int64_t plan_slow_writes, plan_slow_reads, predicted_slow_peak_bytes;

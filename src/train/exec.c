@@ -32,6 +32,7 @@ typedef struct {
     size_t steps;
     int overflow; /* more said a step past the batch runs */
     const char *slow_dir; /* the slow level's folder (steps.h) */
+    int slow_direct;      /* and its direct I/O */
 } model_ctx;
 
 static int model_forward(void *ctx, size_t i, const void *h_in, void *s_out,
@@ -119,7 +120,8 @@ static int run_model(model_ctx *c, const bptt_plan *plan, bptt_online *o,
                             .backward = model_backward,
                             .hidden_from_internal = model_from_internal,
                             .ctx = c,
-                            .slow_dir = c->slow_dir};
+                            .slow_dir = c->slow_dir,
+                            .slow_direct = c->slow_direct};
     bptt_model_pack_weights(m); /* params may have changed since */
     bptt_model_zero_grads(m);
     bptt_steps_stats ss;
@@ -178,7 +180,8 @@ int bptt_exec_run_options(const bptt_plan *plan, bptt_model *m,
         return BPTT_EINVAL; /* the model untouched */
     model_ctx c = {.m = m, .batch = batch,
                    .scale = (real)(1.0 / ((double)m->B * (double)t)),
-                   .slow_dir = opt ? opt->slow_dir : NULL};
+                   .slow_dir = opt ? opt->slow_dir : NULL,
+                   .slow_direct = opt ? opt->slow_direct : 0};
     return run_model(&c, plan, NULL, NULL, mem, st, points);
 }
 

@@ -195,7 +195,8 @@ int bptt_session_gradients(bptt_session *s, const bptt_plan *plan, size_t k,
     if (bptt_session_fetch(s, k) != BPTT_OK)
         return BPTT_EINVAL;
     bptt_mem_reset_peaks(s->mem);
-    const bptt_exec_options opt = {.slow_dir = s->spec.slow_dir};
+    const bptt_exec_options opt = {.slow_dir = s->spec.slow_dir,
+                                   .slow_direct = s->spec.slow_direct};
     const int rc = bptt_exec_run_options(plan, s->model, &s->batch, s->mem,
                                          &opt, stats, s->record);
     if (rc != BPTT_OK)

@@ -378,3 +378,21 @@ int bptt_slow_drop(bptt_slow_store *z, int kind, size_t i, size_t bytes)
     z->held -= bytes;
     return BPTT_OK;
 }
+
+/* ---- a folder tried before a run ------------------------------------------ */
+
+int bptt_steps_slow_check(const char *dir, int direct, int *err)
+{
+    if (err)
+        *err = 0;
+    bptt_mem *mem = bptt_mem_alloc();
+    if (!mem)
+        return BPTT_ENOMEM;
+    bptt_slow_store z;
+    const int rc = bptt_slow_open(&z, mem, 0, dir, direct, 1);
+    if (rc == BPTT_EIO && err)
+        *err = z.err;
+    bptt_slow_close(&z, mem);
+    bptt_mem_free(mem);
+    return rc;
+}

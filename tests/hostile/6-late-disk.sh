@@ -107,6 +107,8 @@ run_refused 2 "\\x1b[31m" $R --disk "$(printf '5\033[31m')"
 for o in --write-cost --read-cost --disk-dir; do
     run_refused 2 "$o applies to two-level plans (add --disk D" $R $o 2
 done
+run_refused 2 "--disk-direct applies to two-level plans (add --disk D" $R --disk-direct
+run_refused 2 "--disk-direct takes no value" $R --disk inf --disk-direct=1
 for v in nan -1 1e7 "$(printf '2\033]0;x\007')"; do
     run_refused 2 "--write-cost: '" $R --disk inf --write-cost "$v"
 done
@@ -119,6 +121,7 @@ run_refused 2 "is a regular file, not a folder" $R --disk inf --disk-dir p.json
 run_refused 2 "empty folder name" $R --disk inf --disk-dir ""
 run_refused 2 "'\\x1b[2J' does not exist" $R --disk inf --disk-dir "$(printf '\033[2J')"
 run_refused 3 "the smallest feasible budget is 64 bytes" $R --disk inf --memory 1B
+run_refused 2 "--disk-direct applies to two-level plans" compare --cell rnn --hidden 8 --batch 2 --length 30 --rounds 1 --disk-direct
 run_refused 2 "--disk-dir applies to two-level plans" compare --cell rnn --hidden 8 --batch 2 --length 30 --rounds 1 --disk-dir slow
 run_refused 2 "does not exist" compare --cell rnn --hidden 8 --batch 2 --length 30 --rounds 1 --plans full:100%,msm:5%/inf --disk-dir nope
 }

@@ -29,8 +29,7 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The largest index i < n with v[i] <= x (v rising, v[0] <= x). */
-static int64_t floor_index(const int64_t *v, int64_t n, int64_t x)
+int64_t planner_floor_index(const int64_t *v, int64_t n, int64_t x)
 {
     int64_t lo = 0, hi = n - 1;
     while (lo < hi) {
@@ -73,7 +72,7 @@ int planner_build_axis(bptt_table *tb)
         for (int i = 0; i < 3; i++) {
             const int64_t x = budget_minus(v[c], i == DEP_S ? tb->s : tb->h,
                                            i == DEP_HS ? tb->s : 0);
-            dep[3 * c + i] = x < 0 ? -1 : floor_index(v, c, x); /* x < v[c] */
+            dep[3 * c + i] = x < 0 ? -1 : planner_floor_index(v, c, x); /* x < v[c] */
         }
     tb->vals = v;
     tb->dep = dep;
@@ -85,5 +84,5 @@ int64_t planner_col_of(const bptt_table *tb, int64_t m)
 {
     if (!tb->vals)
         return m;
-    return floor_index(tb->vals, tb->ncols, m);
+    return planner_floor_index(tb->vals, tb->ncols, m);
 }

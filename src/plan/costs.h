@@ -75,6 +75,8 @@ static inline int64_t col_minus(const bptt_table *tb, int64_t c, int which)
 /* The column that answers budget m (0 <= m <= dpw): m itself, or on a
  * compressed axis the largest stored budget <= m (axis.c). */
 int64_t planner_col_of(const bptt_table *tb, int64_t m);
+/* The largest index i < n with v[i] <= x (v rising, v[0] <= x; axis.c). */
+int64_t planner_floor_index(const int64_t *v, int64_t n, int64_t x);
 
 /* Cost of cell (kind, len) at column m (INF below 0). */
 static inline int64_t at(const bptt_table *tb, int kind, int64_t m,

@@ -24,24 +24,18 @@
 
 #include "alloc.h"
 #include "bptt.h"
+#include "costs.h"
 #include "twolevel_impl.h"
-
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        const int64_t r = a % b;
-        a = b;
-        b = r;
-    }
-    return a;
-}
 
 /* Every sum is a multiple of this. */
 static int64_t grid_step(const twolevel_axis *ax)
 {
     if (ax->layout == TL_LAYOUT_UNITS)
         return 1;
-    return ax->msm ? gcd64(ax->h, ax->s) : ax->h;
+    bptt_units u; /* the quantum of h and s is their gcd */
+    if (!ax->msm || bptt_units_from_bytes(&u, ax->h, ax->s) != BPTT_OK)
+        return ax->h;
+    return u.quantum;
 }
 
 /* The columns on the grid of grid_step: every multiple up to top. */
@@ -90,15 +84,7 @@ static int cmp_i64(const void *a, const void *b)
 
 int64_t twolevel_axis_col(const int64_t *v, int64_t n, int64_t x)
 {
-    int64_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        const int64_t mid = lo + (hi - lo + 1) / 2;
-        if (v[mid] <= x)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
+    return planner_floor_index(v, n, x);
 }
 
 /* The sums, rising and each once, into v (room for pair_count); their

@@ -7,11 +7,10 @@
  * states of 4 M MiB whose ops only fill and copy bytes, the slow level's
  * file in DIR; each backward op reads the kernel's Cached (/proc/meminfo)
  * and the largest growth over the value before the run is printed with
- * the run's slow-level stats.  Not built by make; from the build folder:
+ * the run's slow-level stats.  Built on demand, in the build folder:
  *
- *   gcc -O2 -Iinclude/bptt experiments/slow_cache.c .libs/libbpttcore.a \
- *       -lm -fopenmp -o slow_cache
- *   ./slow_cache M DIR C DIRECT     (DIRECT 0: page cache, 1: O_DIRECT)
+ *   make experiments/slow-cache
+ *   experiments/slow-cache M DIR C DIRECT  (DIRECT 0: page cache, 1: O_DIRECT)
  */
 #include <stdio.h>
 #include <stdlib.h>

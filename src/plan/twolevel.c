@@ -337,18 +337,22 @@ static void fill_cell(bptt_twolevel *tl, size_t n, int64_t mi, int64_t di)
  * A hull is a stack that length n + 1 pops and overwrites, so a column
  * cannot run ahead of the columns that read its hull without changing
  * what they read (and the choices among equal splits with it).  So the
- * tasks are the pairs (n, column), handed out from one counter in the
- * one-thread order, and task (n, c) waits (a) until every task of length
- * n - 1 is done and (b) until each column it reads at length n has
- * published n.  Then every read sees what the one-thread build sees: a
- * column c' read at length n has done n and, as no task of length n + 1
- * starts before (n, c) is done, no more; and a column's own lengths below
- * n, and all others', were done before (a).
+ * tasks are the pairs (n, column), handed out from one counter length by
+ * length, the columns of a length in task_order (every column read before
+ * its reader, as in mi-major order), and task (n, c) waits (a) until every
+ * task of length n - 1 is done and (b) until each column it reads at
+ * length n has published n.  Then every read sees what the one-thread
+ * build sees: a column c' read at length n has done n and, as no task of
+ * length n + 1 starts before (n, c) is done, no more; and a column's own
+ * lengths below n, and all others', were done before (a).  Unlike fast.c
+ * this is a wavefront within each length, not across lengths: a column
+ * may not run ahead of its readers' length.
  *
  * No deadlock: every wait of task i is on tasks with a smaller index (all
- * of length n - 1; columns before c at length n), and tasks are taken in
- * rising order, so each of those has a thread running it; the smallest
- * unfinished task waits on none, by induction every task ends.  The
+ * of length n - 1; columns before c in task_order at length n), and tasks
+ * are taken in rising order, so each of those has a thread running it;
+ * the smallest unfinished task waits on none, so by induction every task
+ * ends.  The
  * release stores and acquire loads of the counters make each column's
  * cost, choice, hull and hint writes visible to the tasks that wait on
  * them. */
@@ -422,7 +426,7 @@ static void build_tasks(void *arg)
 
 /* Columns below this many build on one thread: measured, doc/twolevel.md
  * 3 (the tasks' waits cost more than they share). */
-#define TL_THREADS_MIN_COLS 16
+#define TL_THREADS_MIN_COLS 32
 
 typedef struct {
     int64_t key;

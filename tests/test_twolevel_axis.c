@@ -52,7 +52,8 @@ static bptt_twolevel *build(const char *st, size_t t, int64_t h, int64_t s,
 {
     const bptt_slow_level sl = {d, wd, rd};
     bptt_twolevel *tl = NULL;
-    const int rc = twolevel_alloc_layout(&tl, st, t, h, s, m, &sl, layout);
+    const int rc = twolevel_alloc_layout(&tl, st, t, h, s, m, &sl,
+                                         layout, 1);
     ck_assert_msg(rc == BPTT_OK && tl, "%s t=%zu h=%lld s=%lld m=%lld "
                   "d=%lld layout %d: %s", st, t, (long long)h, (long long)s,
                   (long long)m, (long long)d, layout, bptt_strerror(rc));

@@ -71,6 +71,13 @@ typedef struct bptt_twolevel bptt_twolevel;
 int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
                         int64_t h, int64_t s, int64_t m,
                         const bptt_slow_level *slow);
+/* bptt_twolevel_alloc on `threads` threads (0: the planner's default,
+ * OMP_NUM_THREADS or else the CPUs online; bptt_twolevel_alloc builds on
+ * one).  The table is the same cell for cell, choices included, on any
+ * number of threads; a small table (few budget columns) builds on one. */
+int bptt_twolevel_alloc_threads(bptt_twolevel **out, const char *strategy,
+                                size_t t, int64_t h, int64_t s, int64_t m,
+                                const bptt_slow_level *slow, int threads);
 void bptt_twolevel_free(bptt_twolevel *tl); /* accepts NULL */
 
 /* Bytes the table of these arguments holds, at most (its budget axes
@@ -115,7 +122,8 @@ double bptt_twolevel_stats_cost(const bptt_plan_stats *st, int64_t h,
  * slow->budget BYTES (0: none; BPTT_SLOW_UNLIMITED: no bound) with its
  * costs, as bptt_plan_make (bptt.h) makes one-level plans: both budgets
  * are taken in whole units of bptt_units_from_bytes's quantum, the table
- * built, the plan made and validated.  On BPTT_OK *out holds the plan (in
+ * built (on the planner's default threads: bptt_twolevel_alloc_threads
+ * with 0), the plan made and validated.  On BPTT_OK *out holds the plan (in
  * those units: its budget and slow_budget; free it with bptt_plan_free)
  * and *stats the validator's counts, peak_bytes set (the slow level's
  * peak in bytes is slow_peak_units times the quantum).

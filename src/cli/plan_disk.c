@@ -140,7 +140,8 @@ static int plan_one(const plan_args *a, const bptt_strategy *st, int64_t m,
     const size_t t = (size_t)a->length;
     const double t0 = cli_seconds();
     bptt_twolevel *tl = NULL;
-    int rc = bptt_twolevel_alloc(&tl, st->name, t, a->h, a->s, m, slow);
+    int rc = bptt_twolevel_alloc_threads(&tl, st->name, t, a->h, a->s, m,
+                                         slow, (int)a->threads);
     if (rc == BPTT_ETOOBIG) { /* checked before, by the same bound */
         const int said = table_fits(a, st, m, slow);
         return said ? said

@@ -12,12 +12,16 @@
  * level and of either kind, splits it; or nothing is stored; or the start
  * moves level before anything runs (doc/twolevel.md 2). */
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "bptt.h"
 #include "budget.h"
+#include "threads.h"
 #include "twolevel.h"
 #include "twolevel_impl.h"
 
@@ -273,52 +277,227 @@ static void hull_push(bptt_twolevel *tl, size_t col, size_t n)
     tl->nhull[col] = nh;
 }
 
-/* Fill every cell of length n. */
-static void fill_length(bptt_twolevel *tl, size_t n)
+/* Fill the cells of length n in column (mi, di), all four kinds. */
+static void fill_cell(bptt_twolevel *tl, size_t n, int64_t mi, int64_t di)
 {
-    for (int64_t mi = 0; mi < tl->nm; mi++)
-        for (int64_t di = 0; di < tl->nd; di++) {
-            int64_t b[TK_N];
-            int32_t c[TK_N];
-            for (int k = 0; k < TK_N; k++) {
-                b[k] = TL_INF;
-                c[k] = 0;
-                if (!tl->msm && (k == TK_S || k == TK_DS))
-                    continue;
-                if (!feasible(tl, k, mi, di))
-                    continue;
-                if (n == 0)
-                    b[k] = 0;
-                else
-                    base_cell(tl, k, n, mi, di, &b[k], &c[k]);
-            }
-            if (n > 0) {
-                /* a change of level of the start, before anything runs;
-                 * chains of them only add cost (doc/twolevel.md 2) */
-                const int64_t hb = b[TK_H], dhb = b[TK_DH];
-                consider(add(tl->wh, dhb), OPT_TO_DH, 0, &b[TK_H], &c[TK_H]);
-                consider(hb, OPT_TO_H, 0, &b[TK_DH], &c[TK_DH]);
-                if (tl->msm) {
-                    /* DS: h(start) kept apart (then s(start) read back for
-                     * its backward at the end), or s(start) moved to fast
-                     * memory whole, freeing the slow level */
-                    consider(add(hb, tl->rs), OPT_TO_H, 0, &b[TK_DS],
-                             &c[TK_DS]);
-                    consider(add(tl->wh, add(dhb, tl->rs)), OPT_TO_DH, 0,
-                             &b[TK_DS], &c[TK_DS]);
-                    if (fval(tl, mi) >= tl->s)
-                        consider(get(tl, TK_S, fsub(tl, mi, 0, 1),
-                                     dadd_s(tl, di), n),
-                                 OPT_TO_S, 0, &b[TK_DS], &c[TK_DS]);
-                }
-            }
-            for (int k = 0; k < TK_N; k++) {
-                tl->cost[cell(tl, k, mi, di, n)] = b[k];
-                tl->choice[cell(tl, k, mi, di, n)] = c[k];
-                if (b[k] < TL_INF)
-                    hull_push(tl, column(tl, k, mi, di), n);
-            }
+    int64_t b[TK_N];
+    int32_t c[TK_N];
+    for (int k = 0; k < TK_N; k++) {
+        b[k] = TL_INF;
+        c[k] = 0;
+        if (!tl->msm && (k == TK_S || k == TK_DS))
+            continue;
+        if (!feasible(tl, k, mi, di))
+            continue;
+        if (n == 0)
+            b[k] = 0;
+        else
+            base_cell(tl, k, n, mi, di, &b[k], &c[k]);
+    }
+    if (n > 0) {
+        /* a change of level of the start, before anything runs;
+         * chains of them only add cost (doc/twolevel.md 2) */
+        const int64_t hb = b[TK_H], dhb = b[TK_DH];
+        consider(add(tl->wh, dhb), OPT_TO_DH, 0, &b[TK_H], &c[TK_H]);
+        consider(hb, OPT_TO_H, 0, &b[TK_DH], &c[TK_DH]);
+        if (tl->msm) {
+            /* DS: h(start) kept apart (then s(start) read back for
+             * its backward at the end), or s(start) moved to fast
+             * memory whole, freeing the slow level */
+            consider(add(hb, tl->rs), OPT_TO_H, 0, &b[TK_DS],
+                     &c[TK_DS]);
+            consider(add(tl->wh, add(dhb, tl->rs)), OPT_TO_DH, 0,
+                     &b[TK_DS], &c[TK_DS]);
+            if (fval(tl, mi) >= tl->s)
+                consider(get(tl, TK_S, fsub(tl, mi, 0, 1),
+                             dadd_s(tl, di), n),
+                         OPT_TO_S, 0, &b[TK_DS], &c[TK_DS]);
         }
+    }
+    for (int k = 0; k < TK_N; k++) {
+        tl->cost[cell(tl, k, mi, di, n)] = b[k];
+        tl->choice[cell(tl, k, mi, di, n)] = c[k];
+        if (b[k] < TL_INF)
+            hull_push(tl, column(tl, k, mi, di), n);
+    }
+}
+
+/* ---- the build on threads -------------------------------------------------
+ *
+ * What the one-thread build does: for n = 0..t, for every column (mi, di)
+ * in mi-major order, fill_cell.  Cell (n, mi, di) reads its own column at
+ * lengths below n, other columns (mi' <= mi, di' <= di: the y = 1
+ * options' and the split groups' children) at lengths below n and their
+ * lower convex hulls as they stand after length n (hull_at interpolates
+ * between hull points, which may include n), and, for the change of level
+ * OPT_TO_S, the S cost of column (fsub(mi, 0, 1), dadd_s(di)) at length n.
+ * Every one of those columns comes before (mi, di) in that order, and it
+ * writes only its own column.
+ *
+ * A hull is a stack that length n + 1 pops and overwrites, so a column
+ * cannot run ahead of the columns that read its hull without changing
+ * what they read (and the choices among equal splits with it).  So the
+ * tasks are the pairs (n, column), handed out from one counter length by
+ * length, the columns of a length in task_order (every column read before
+ * its reader, as in mi-major order), and task (n, c) waits (a) until every
+ * task of length n - 1 is done and (b) until each column it reads at
+ * length n has published n.  Then every read sees what the one-thread
+ * build sees: a column c' read at length n has done n and, as no task of
+ * length n + 1 starts before (n, c) is done, no more; and a column's own
+ * lengths below n, and all others', were done before (a).  Unlike fast.c
+ * this is a wavefront within each length, not across lengths: a column
+ * may not run ahead of its readers' length.
+ *
+ * No deadlock: every wait of task i is on tasks with a smaller index (all
+ * of length n - 1; columns before c in task_order at length n), and tasks
+ * are taken in rising order, so each of those has a thread running it;
+ * the smallest unfinished task waits on none, so by induction every task
+ * ends.  The
+ * release stores and acquire loads of the counters make each column's
+ * cost, choice, hull and hint writes visible to the tasks that wait on
+ * them. */
+
+typedef struct {
+    bptt_twolevel *tl;
+    size_t *order;        /* the columns (mi * nd + di) in task order */
+    _Atomic size_t *pub;  /* [mi * nd + di]: lengths done */
+    _Atomic size_t next;  /* the next task: n * cols + c */
+    _Atomic size_t done;  /* tasks done (those of length n - 1 are done
+                             before any of length n is) */
+} build_job;
+
+static void spin_wait(unsigned *spin)
+{
+    if (++*spin > 256)
+        sched_yield(); /* the thread awaited may be descheduled */
+#if defined(__x86_64__) || defined(__i386__)
+    else
+        __builtin_ia32_pause();
+#endif
+}
+
+/* Waits until column (mi, di) has published length n (a column before the
+ * caller's; -1 or the caller's own: none). */
+static void wait_column(build_job *j, int64_t mi, int64_t di, int64_t own,
+                        size_t n)
+{
+    if (mi < 0 || di < 0)
+        return;
+    const int64_t c = mi * j->tl->nd + di;
+    unsigned spin = 0;
+    if (c != own)
+        while (atomic_load_explicit(&j->pub[c], memory_order_acquire) <= n)
+            spin_wait(&spin);
+}
+
+static void build_tasks(void *arg)
+{
+    build_job *j = arg;
+    bptt_twolevel *tl = j->tl;
+    const size_t cols = (size_t)tl->nm * (size_t)tl->nd;
+    const size_t ntask = cols * (tl->t + 1);
+    for (;;) {
+        const size_t i = atomic_fetch_add(&j->next, 1);
+        if (i >= ntask)
+            break;
+        const size_t n = i / cols, c = j->order[i % cols];
+        const int64_t mi = (int64_t)(c / (size_t)tl->nd),
+                      di = (int64_t)(c % (size_t)tl->nd);
+        unsigned spin = 0;
+        while (atomic_load_explicit(&j->done, memory_order_acquire) <
+               n * cols)
+            spin_wait(&spin);
+        /* every column the cell reads: a superset of base_cell's (the
+         * fast and slow budgets less none, h, s or h + s) and OPT_TO_S */
+        static const int hs[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
+        for (int a = 0; a < 4; a++)
+            for (int b = 0; b < 4; b++)
+                wait_column(j, fsub(tl, mi, hs[a][0], hs[a][1]),
+                            dsub(tl, di, hs[b][0], hs[b][1]), (int64_t)c,
+                            n);
+        if (tl->msm && fval(tl, mi) >= tl->s)
+            wait_column(j, fsub(tl, mi, 0, 1), dadd_s(tl, di), (int64_t)c,
+                        n);
+        fill_cell(tl, n, mi, di);
+        atomic_store_explicit(&j->pub[c], n + 1, memory_order_release);
+        atomic_fetch_add_explicit(&j->done, 1, memory_order_acq_rel);
+    }
+}
+
+/* Columns below this many build on one thread: measured, doc/twolevel.md
+ * 3 (the tasks' waits cost more than they share). */
+#define TL_THREADS_MIN_COLS 32
+
+typedef struct {
+    int64_t key;
+    size_t c;
+} col_key;
+
+static int key_cmp(const void *a, const void *b)
+{
+    const col_key *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->c < y->c ? -1 : x->c > y->c;
+}
+
+/* The task order of the columns within a length: by 2 fv + sv (sv 0 where
+ * the slow level is unlimited).  Every column a cell reads has a smaller
+ * key: both budgets at most its own and one less, or (OPT_TO_S) s less
+ * fast and at most s more slow.  So the order keeps every read before
+ * the reader, as mi-major order does (the same table), and columns next
+ * to each other in it are mostly independent, as mi-major's are not. */
+static size_t *task_order(const bptt_twolevel *tl)
+{
+    const size_t cols = (size_t)tl->nm * (size_t)tl->nd;
+    col_key *ck = planner_malloc(cols * sizeof *ck);
+    size_t *order = planner_malloc(cols * sizeof *order);
+    if (!ck || !order) {
+        planner_free(ck);
+        planner_free(order);
+        return NULL;
+    }
+    for (size_t c = 0; c < cols; c++) {
+        const int64_t mi = (int64_t)(c / (size_t)tl->nd),
+                      di = (int64_t)(c % (size_t)tl->nd);
+        ck[c] = (col_key){2 * fval(tl, mi) + (unlimited(tl) ? 0 : tl->sv[di]),
+                          c};
+    }
+    qsort(ck, cols, sizeof *ck, key_cmp);
+    for (size_t c = 0; c < cols; c++)
+        order[c] = ck[c].c;
+    planner_free(ck);
+    return order;
+}
+
+/* Fills the table on nt threads (or one where it is small). */
+static int fill_table(bptt_twolevel *tl, int nt)
+{
+    const size_t cols = (size_t)tl->nm * (size_t)tl->nd;
+    if (nt > 1 && cols < TL_THREADS_MIN_COLS)
+        nt = 1;
+    if (nt <= 1) {
+        for (size_t n = 0; n <= tl->t; n++)
+            for (int64_t mi = 0; mi < tl->nm; mi++)
+                for (int64_t di = 0; di < tl->nd; di++)
+                    fill_cell(tl, n, mi, di);
+        return BPTT_OK;
+    }
+    build_job j = {tl, task_order(tl), NULL, 0, 0};
+    if (j.order)
+        j.pub = planner_malloc(cols * sizeof *j.pub);
+    if (!j.pub) {
+        planner_free(j.order);
+        return BPTT_ENOMEM;
+    }
+    for (size_t c = 0; c < cols; c++)
+        atomic_init(&j.pub[c], 0);
+    atomic_init(&j.next, 0);
+    atomic_init(&j.done, 0);
+    planner_run(nt, build_tasks, &j);
+    planner_free(j.pub);
+    planner_free(j.order);
+    return BPTT_OK;
 }
 
 static int strategy_msm(const char *strategy)
@@ -402,12 +581,21 @@ int bptt_twolevel_alloc(bptt_twolevel **out, const char *strategy, size_t t,
                         const bptt_slow_level *slow)
 {
     return twolevel_alloc_layout(out, strategy, t, h, s, m, slow,
-                                 TL_LAYOUT_AUTO);
+                                 TL_LAYOUT_AUTO, 1);
+}
+
+int bptt_twolevel_alloc_threads(bptt_twolevel **out, const char *strategy,
+                                size_t t, int64_t h, int64_t s, int64_t m,
+                                const bptt_slow_level *slow, int threads)
+{
+    return twolevel_alloc_layout(out, strategy, t, h, s, m, slow,
+                                 TL_LAYOUT_AUTO, threads);
 }
 
 int twolevel_alloc_layout(bptt_twolevel **out, const char *strategy,
                           size_t t, int64_t h, int64_t s, int64_t m,
-                          const bptt_slow_level *slow, int layout)
+                          const bptt_slow_level *slow, int layout,
+                          int threads)
 {
     if (!out)
         return BPTT_EINVAL;
@@ -460,8 +648,11 @@ int twolevel_alloc_layout(bptt_twolevel **out, const char *strategy,
         bptt_twolevel_free(tl);
         return BPTT_ENOMEM;
     }
-    for (size_t n = 0; n <= t; n++)
-        fill_length(tl, n);
+    rc = fill_table(tl, planner_threads(threads));
+    if (rc != BPTT_OK) {
+        bptt_twolevel_free(tl);
+        return rc;
+    }
     *out = tl;
     return BPTT_OK;
 }

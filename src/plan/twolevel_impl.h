@@ -155,10 +155,11 @@ int twolevel_axis_build(const twolevel_axis *ax, int64_t **vals,
                         int64_t **dep, int64_t *n);
 /* The column of budget x: the last of v[0..n) at most x (v[0] <= x). */
 int64_t twolevel_axis_col(const int64_t *v, int64_t n, int64_t x);
-/* bptt_twolevel_alloc with the choice of both axes' layout (TL_LAYOUT_*:
- * the same costs, for the tests to compare). */
+/* bptt_twolevel_alloc_threads with the choice of both axes' layout
+ * (TL_LAYOUT_*: the same costs, for the tests to compare). */
 int twolevel_alloc_layout(bptt_twolevel **out, const char *strategy,
                           size_t t, int64_t h, int64_t s, int64_t m,
-                          const bptt_slow_level *slow, int layout);
+                          const bptt_slow_level *slow, int layout,
+                          int threads);
 
 #endif /* BPTT_PLAN_TWOLEVEL_IMPL_H */

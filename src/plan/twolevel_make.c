@@ -40,8 +40,8 @@ int bptt_twolevel_make(const char *strategy, size_t t, int64_t hidden_bytes,
                                 slow->write_cost, slow->read_cost};
     const int64_t m = budget_bytes / u.quantum;
     bptt_twolevel *tl = NULL;
-    int rc = bptt_twolevel_alloc(&tl, strategy, t, u.hidden_units,
-                                 u.internal_units, m, &sl);
+    int rc = bptt_twolevel_alloc_threads(&tl, strategy, t, u.hidden_units,
+                                         u.internal_units, m, &sl, 0);
     if (rc == BPTT_EINFEASIBLE && min_budget_bytes)
         *min_budget_bytes = hidden_bytes; /* h(0) starts in fast memory */
     if (rc != BPTT_OK)

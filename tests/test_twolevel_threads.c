@@ -2,9 +2,9 @@
  * threads (bptt_twolevel_alloc_threads, twolevel.h; twolevel.c's tasks).
  *
  * What it proves: for hsm and msm, several (h, s) (coprime ones among
- * them), slow levels bounded, none and unbounded and lengths up to 300,
- * the table built on 2, 3 and 8 threads, each build twice (races are
- * intermittent), is the one-thread table cell for cell: every cost and
+ * them), slow levels bounded, none and unbounded and lengths up to 120,
+ * the table built on 2 threads (twice: races are intermittent), 3 and
+ * (length 40) 8, is the one-thread table cell for cell: every cost and
  * every choice of every kind, length and budget column; the plans emitted
  * are the same action for action; and every allocation of a threaded
  * build failing in turn returns BPTT_ENOMEM holding nothing.
@@ -42,11 +42,11 @@ static void same(const bptt_twolevel *a, const bptt_twolevel *b,
     ck_assert_int_eq(a->nm, b->nm);
     ck_assert_int_eq(a->nd, b->nd);
     const size_t cells = 4u * (size_t)a->nm * (size_t)a->nd * (a->t + 1);
-    for (size_t i = 0; i < cells; i++) {
-        ck_assert_msg(a->cost[i] == b->cost[i] &&
-                          a->choice[i] == b->choice[i],
-                      "%s: cell %zu of %zu differs", what, i, cells);
-    }
+    size_t i = 0; /* one assertion (Check records each one it passes) */
+    while (i < cells && a->cost[i] == b->cost[i] &&
+           a->choice[i] == b->choice[i])
+        i++;
+    ck_assert_msg(i == cells, "%s: cell %zu of %zu differs", what, i, cells);
     bptt_plan *pa = NULL, *pb = NULL;
     const int ra = bptt_twolevel_plan(a, &pa), rb = bptt_twolevel_plan(b, &pb);
     ck_assert_int_eq(ra, rb);
@@ -65,7 +65,7 @@ START_TEST(test_same_on_threads)
     const char *st = _i ? "msm" : "hsm";
     const int quick = getenv("BPTT_QUICK_TESTS") != NULL;
     const int64_t hs[][2] = {{1, 1}, {1, 4}, {2, 3}, {3, 7}, {5, 8}};
-    const size_t lengths[] = {40, 300};
+    const size_t lengths[] = {40, 120};
     const int threads[] = {2, 3, 8};
     for (size_t z = 0; z < 5; z++)
         for (size_t li = 0; li < 2; li++)
@@ -82,8 +82,9 @@ START_TEST(test_same_on_threads)
                  * on threads (32 columns at least, twolevel.c) */
                 const int64_t m = sc == 1 ? 6 * s + 3 * h : 40 * s;
                 bptt_twolevel *one = build(st, t, h, s, m, d, 1);
-                for (int k = 0; k < 3; k++)
-                    for (int rep = 0; rep < (quick ? 1 : 2); rep++) {
+                /* 8 threads on fewer cores spin: the short length only */
+                for (int k = 0; k < (t > 100 ? 2 : 3); k++)
+                    for (int rep = 0; rep < (quick || k ? 1 : 2); rep++) {
                         bptt_twolevel *many =
                             build(st, t, h, s, m, d, threads[k]);
                         char what[96];

@@ -1,6 +1,7 @@
-/* twolevel_impl.h: the two-level planner's table and what its two files
- * share (twolevel.c builds the table, twolevel_plan.c unrolls it into a
- * plan and counts it).  Not part of the public interface (twolevel.h);
+/* twolevel_impl.h: the two-level planner's table and what its files
+ * share (twolevel_cell.c computes a cell, twolevel.c builds the table from
+ * them, twolevel_axis.c lays out its budget columns, twolevel_plan.c
+ * unrolls it into a plan and counts it).  Not part of the public interface (twolevel.h);
  * the recursion: doc/twolevel.md 2. */
 #ifndef BPTT_PLAN_TWOLEVEL_IMPL_H
 #define BPTT_PLAN_TWOLEVEL_IMPL_H
@@ -131,6 +132,15 @@ static inline int64_t dadd_s(const bptt_twolevel *tl, int64_t di)
         return 0;
     return tl->sdep[4 * (size_t)di + AX_PS];
 }
+
+/* Fill the cells of length n in column (mi, di), all four kinds
+ * (twolevel_cell.c): reads its own column's shorter lengths, the columns of
+ * smaller budgets and, at length n, one column of a smaller fast budget;
+ * writes its own column only. */
+void twolevel_fill_cell(bptt_twolevel *tl, size_t n, int64_t mi, int64_t di);
+/* Every length of the table on nt threads, the same cell for cell as on
+ * one (twolevel.c): BPTT_OK or BPTT_ENOMEM. */
+int twolevel_fill_table(bptt_twolevel *tl, int nt);
 
 /* A slow budget of at least this many units never binds (twolevel.c). */
 int64_t twolevel_slow_cap(size_t t, int64_t h, int64_t s);

@@ -554,8 +554,10 @@ static int run_with(run_args *ap, struct run_text *text)
     }
     /* the plan is held for the whole run, beside everything else */
     /* with --memory-trace, the record of one iteration's actions too */
+    /* (a two-level plan's slow ops pass the bound: its actions, made) */
     const double plan_bytes =
-        bptt_plan_bytes_bound(T, ps.forward_ops) +
+        (a.disk ? (double)plan->n_actions * sizeof(bptt_action)
+                : bptt_plan_bytes_bound(T, ps.forward_ops)) +
         (a.memory_trace ? (double)ps.n_actions * sizeof(bptt_exec_point) : 0);
     const double held = (double)budget.held_bytes;
     char pb[32], what[96];

@@ -182,11 +182,21 @@ typedef struct {
 /* Whether a run could keep its slow level in dir (NULL: a temporary
  * folder, as slow_dir NULL), with direct I/O where direct is nonzero:
  * makes the file a run would make there, switches it to O_DIRECT where
- * asked, and removes it, the folder left as it was.  BPTT_OK; BPTT_EIO
- * with *err (may be NULL) the errno (EINVAL: the filesystem refuses
- * O_DIRECT); BPTT_ENOMEM.  Nothing runs, nothing is written, so a caller
- * can refuse a folder before any work. */
-int bptt_steps_slow_check(const char *dir, int direct, int *err);
+ * asked, reads the room left on its filesystem into *free_bytes (may be
+ * NULL; 0 where unknown), and removes it, the folder left as it was.
+ * BPTT_OK; BPTT_EIO with *err (may be NULL) the errno (EINVAL: the
+ * filesystem refuses O_DIRECT); BPTT_ENOMEM.  Nothing runs, nothing is
+ * written, so a caller can refuse a folder before any work. */
+int bptt_steps_slow_check(const char *dir, int direct, uint64_t *free_bytes,
+                          int *err);
+
+/* The open file fd switched to O_DIRECT as a run's slow level switches
+ * its file under slow_direct, with *align (may be NULL; 0 on failure)
+ * the alignment of offsets, lengths and buffers the run uses there
+ * (BPTT_SLOW_DIRECT_ALIGN, or more where the kernel asks for more): 0,
+ * or the errno (EINVAL: the filesystem refuses O_DIRECT).  For a caller
+ * that measures such a file (bptt calibrate --direct). */
+int bptt_steps_slow_direct(int fd, size_t *align);
 
 /* What one run did.  The counts are of calls made, the peak of bytes
  * held, so a caller can compare both with the plan's prediction

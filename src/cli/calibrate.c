@@ -208,34 +208,6 @@ typedef struct {
     size_t align;       /* --direct: the alignment of offsets and lengths */
 } scratch;
 
-/* --direct: fd switched to O_DIRECT and its alignment, as the library's
- * slow level finds it (4096, or more where statx says so): the
- * alignment, or 0 with errno set (EINVAL: refused). */
-static size_t go_direct(int fd)
-{
-    const int fl = fcntl(fd, F_GETFL);
-    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT) != 0)
-        return 0;
-    size_t a = BPTT_SLOW_DIRECT_ALIGN;
-#ifdef STATX_DIOALIGN
-    struct statx sx;
-    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
-        (sx.stx_mask & STATX_DIOALIGN)) {
-        if (sx.stx_dio_offset_align == 0 || sx.stx_dio_mem_align == 0 ||
-            sx.stx_dio_offset_align > (1u << 20) ||
-            sx.stx_dio_mem_align > (1u << 20)) {
-            errno = EINVAL;
-            return 0;
-        }
-        if (sx.stx_dio_offset_align > a)
-            a = sx.stx_dio_offset_align;
-        if (sx.stx_dio_mem_align > a)
-            a = sx.stx_dio_mem_align;
-    }
-#endif
-    return a;
-}
-
 /* The scratch file removed, and the temporary folder. */
 static void scratch_close(scratch *s)
 {
@@ -312,8 +284,8 @@ static int scratch_open(const cal_args *a, scratch *s)
     s->tmpfs = fstatfs(s->fd, &fs) == 0 &&
                (unsigned long)fs.f_type == TMPFS_MAGIC_NUMBER;
     s->align = 0;
-    if (a->direct && (s->align = go_direct(s->fd)) == 0) {
-        const int e = errno;
+    int e = 0; /* O_DIRECT as a run's slow level has it (steps.h) */
+    if (a->direct && (e = bptt_steps_slow_direct(s->fd, &s->align)) != 0) {
         scratch_close(s);
         return cli_error(EXIT_USAGE, CMD, "--direct: the filesystem of '%s' "
                          "%s (give --disk-dir a folder on a disk "

@@ -127,11 +127,11 @@ int run_twolevel_plan(const char *cmd, const char *what, const char *name,
                       const bptt_slow_level *slow, bptt_plan **plan,
                       bptt_plan_stats *ps, double *plan_bytes);
 
-/* A slow level of up to bytes in dir (NULL: the folder the executor
- * makes its temporary one in, $TMPDIR or /tmp; steps.h), under O_DIRECT
- * where direct: the file made there and removed as a run would
- * (bptt_steps_slow_check), and room for the bytes (statvfs).  0, or the
- * one-line refusal for cmd and EXIT_USAGE. */
+/* A slow level of up to bytes in dir (NULL: the executor's temporary
+ * folder; steps.h), under O_DIRECT where direct: the file made there and
+ * removed as a run would, and room for the bytes on its filesystem
+ * (bptt_steps_slow_check).  0, or the one-line refusal for cmd and
+ * EXIT_USAGE. */
 int run_slow_room(const char *cmd, const char *dir, int direct,
                   int64_t bytes);
 

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include <sys/statvfs.h>
 
 #include "bptt.h"
 #include "budget.h"
@@ -74,42 +73,27 @@ int run_slow_room(const char *cmd, const char *dir, int direct,
                   int64_t bytes)
 {
     int err = 0;
-    const int rc = bptt_steps_slow_check(dir, direct, &err);
+    uint64_t room = 0;
+    const int rc = bptt_steps_slow_check(dir, direct, &room, &err);
+    const char *where = dir ? dir : "the temporary folder";
     if (rc == BPTT_ENOMEM)
         return cli_error(1, cmd, "out of memory");
     if (rc != BPTT_OK && direct && err == EINVAL)
         return cli_error(EXIT_USAGE, cmd, "--disk-direct: the filesystem of "
                          "%s refuses O_DIRECT (leave --disk-direct out, or "
-                         "give --disk-dir a folder on a disk)",
-                         dir ? dir : "the temporary folder");
+                         "give --disk-dir a folder on a disk)", where);
     if (rc != BPTT_OK)
         return cli_error(EXIT_USAGE, cmd, "the slow level's file cannot be "
                          "made in %s: %s (give --disk-dir a folder you can "
-                         "write)", dir ? dir : "a temporary folder",
-                         strerror(err ? err : EIO));
-    const char *where = dir;
-    if (!where) { /* the executor's temporary folder (steps.h) */
-        where = getenv("TMPDIR");
-        if (!where || !*where)
-            where = "/tmp";
-    }
-    struct statvfs v;
-    if (statvfs(where, &v) != 0) {
-        const int e = errno;
-        return cli_error(EXIT_USAGE, cmd, "%s%s: %s (give --disk-dir an "
-                         "existing folder)", dir ? "--disk-dir " : "the "
-                         "temporary folder ", where, strerror(e));
-    }
-    const double room = (double)v.f_bavail * (double)v.f_frsize;
-    if ((double)bytes <= room)
+                         "write)", where, strerror(err ? err : EIO));
+    if ((double)bytes <= (double)room)
         return 0;
     char need[32], have[32];
     return cli_error(EXIT_USAGE, cmd, "the slow level needs up to %s and %s "
-                     "%s has %s free; give a smaller --disk or another "
+                     "has %s free; give a smaller --disk or another "
                      "--disk-dir", bptt_bytes_text(need, sizeof need,
                                                    (double)bytes),
-                     dir ? "--disk-dir" : "the temporary folder", where,
-                     bptt_bytes_text(have, sizeof have, room));
+                     where, bptt_bytes_text(have, sizeof have, (double)room));
 }
 
 int run_plan(const run_args *a, const bptt_session_sizes *z,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,31 +104,52 @@ static int open_file(bptt_slow_store *z, const char *dir)
  * filesystem asks that much, and the bounce buffer would be wasteful. */
 #define ALIGN_MAX ((size_t)1 << 20)
 
-/* The open file switched to O_DIRECT, its alignments found and the bounce
- * buffer taken for states of max_bytes: 0, or the errno (EINVAL where the
- * filesystem refuses direct I/O, ENOMEM where the buffer is not there). */
-static int go_direct(bptt_slow_store *z, bptt_mem *mem, size_t max_bytes)
+/* fd switched to O_DIRECT, with the alignment of slots (*align) and of
+ * buffers the kernel takes as they are (*mem_align): 0, or the errno
+ * (EINVAL where the filesystem refuses direct I/O). */
+static int direct_fd(int fd, size_t *align, size_t *mem_align)
 {
-    const int fl = fcntl(z->fd, F_GETFL);
-    if (fl < 0 || fcntl(z->fd, F_SETFL, fl | O_DIRECT) != 0)
+    const int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT) != 0)
         return errno ? errno : EINVAL;
-    size_t align = BPTT_SLOW_DIRECT_ALIGN, mem_align = BPTT_SLOW_DIRECT_ALIGN;
+    *align = *mem_align = BPTT_SLOW_DIRECT_ALIGN;
 #ifdef STATX_DIOALIGN
     struct statx sx;
-    if (statx(z->fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 &&
         (sx.stx_mask & STATX_DIOALIGN)) {
         const size_t off_a = sx.stx_dio_offset_align;
         const size_t mem_a = sx.stx_dio_mem_align;
         if (off_a == 0 || mem_a == 0 || (off_a & (off_a - 1)) ||
             (mem_a & (mem_a - 1)) || off_a > ALIGN_MAX || mem_a > ALIGN_MAX)
             return EINVAL; /* no direct I/O on this file */
-        if (off_a > align)
-            align = off_a;
-        if (mem_a > align)
-            align = mem_a;
-        mem_align = mem_a;
+        if (off_a > *align)
+            *align = off_a;
+        if (mem_a > *align)
+            *align = mem_a;
+        *mem_align = mem_a;
     }
 #endif
+    return 0;
+}
+
+int bptt_steps_slow_direct(int fd, size_t *align)
+{
+    size_t a, m;
+    const int err = direct_fd(fd, &a, &m);
+    if (align)
+        *align = err ? 0 : a;
+    return err;
+}
+
+/* The open file switched to O_DIRECT, its alignments found and the bounce
+ * buffer taken for states of max_bytes: 0, or the errno (EINVAL where the
+ * filesystem refuses direct I/O, ENOMEM where the buffer is not there). */
+static int go_direct(bptt_slow_store *z, bptt_mem *mem, size_t max_bytes)
+{
+    size_t align, mem_align;
+    const int err = direct_fd(z->fd, &align, &mem_align);
+    if (err)
+        return err;
     if (max_bytes > SIZE_MAX - 2 * align)
         return ENOMEM;
     const size_t len = (max_bytes + align - 1) / align * align;
@@ -381,10 +403,13 @@ int bptt_slow_drop(bptt_slow_store *z, int kind, size_t i, size_t bytes)
 
 /* ---- a folder tried before a run ------------------------------------------ */
 
-int bptt_steps_slow_check(const char *dir, int direct, int *err)
+int bptt_steps_slow_check(const char *dir, int direct, uint64_t *free_bytes,
+                          int *err)
 {
     if (err)
         *err = 0;
+    if (free_bytes)
+        *free_bytes = 0;
     bptt_mem *mem = bptt_mem_alloc();
     if (!mem)
         return BPTT_ENOMEM;
@@ -392,6 +417,9 @@ int bptt_steps_slow_check(const char *dir, int direct, int *err)
     const int rc = bptt_slow_open(&z, mem, 0, dir, direct, 1);
     if (rc == BPTT_EIO && err)
         *err = z.err;
+    struct statvfs v; /* the room where the file was made */
+    if (rc == BPTT_OK && free_bytes && fstatvfs(z.fd, &v) == 0)
+        *free_bytes = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
     bptt_slow_close(&z, mem);
     bptt_mem_free(mem);
     return rc;
